@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
 from l0kit.metrics import score_trace, majority_vote, pass_at_k, clean_response, bootstrap_ci, TraceScore
-from l0kit.analysis import load_run, score_responses, summarize_l0, pass_maj_table, report, survival_curve
+from l0kit.analysis import load_run, score_responses, summarize_l0, pass_maj_table, report, survival_curve, MissingDataSet
 from l0kit.taxonomy import VALIDATION_PROGRAMS, _random_inputs, write_errors_jsonl, classify_errors
 from l0kit.tracer import trace_program
 
@@ -162,7 +162,7 @@ def test_report_end_to_end(tmp_path):
 
 def test_report_without_items_or_dataset(tmp_path):
     _make_run(tmp_path, garbage=False)
-    with pytest.raises(Exception, match="pass the data items|load_split"):
+    with pytest.raises(MissingDataSet, match="no `data` path"):
         report(tmp_path)
 
 def test_summary_matches_hand_computation(tmp_path):
@@ -245,3 +245,26 @@ def test_score_trace_equals_plain_reference(target, data):
     resp = data.draw(noisy_response(target))
     s = score_trace(resp, target)
     assert (s.correct, s.steps_to_error) == reference_score(resp, target), repr(resp)
+
+# ---- the `l0kit report` command -----------------------------------------------------------------------------
+def test_report_cli_all_options(tmp_path, capsys):
+    from l0kit.cli import main
+    from l0kit.dataset import save_dataset
+    (tmp_path / "run").mkdir()
+    items = _make_run(tmp_path / "run", voters=5, garbage=False)
+    by_split = {}
+    for it in items: by_split.setdefault(it["split"], []).append(it)
+    save_dataset(by_split, {"config": {"gen": {"max_trace_steps": 500}}, "counts": {k: len(v) for k, v in by_split.items()}},
+                 tmp_path / "data")
+    rc = main(["report", str(tmp_path / "run"), "--data", str(tmp_path / "data"), "--pass-maj", "--compare", "QwQ-32B",
+               "--errors", str(tmp_path / "err"), "--figures", str(tmp_path / "fig")])
+    out = capsys.readouterr().out
+    assert rc == 0 and "Table 1 (k = 5)" in out and "Kit vs paper (QwQ-32B)" in out and "First-error types" in out
+    assert sorted(p.name for p in (tmp_path / "fig").iterdir()) == sorted(
+        f"{n}.{e}" for n in ("accuracy_vs_steps", "voting", "survival") for e in ("png", "svg", "json"))
+    assert len(list((tmp_path / "err").glob("voter_*/errors.jsonl"))) == 5
+
+def test_report_cli_user_errors_exit_2(tmp_path, capsys):
+    from l0kit.cli import main
+    assert main(["report", str(tmp_path / "missing")]) == 2
+    assert "run directory holds run.json" in capsys.readouterr().err
