@@ -268,3 +268,13 @@ def test_report_cli_user_errors_exit_2(tmp_path, capsys):
     from l0kit.cli import main
     assert main(["report", str(tmp_path / "missing")]) == 2
     assert "run directory holds run.json" in capsys.readouterr().err
+
+def test_summary_intervals_cover_the_table(tmp_path):
+    from l0kit.analysis import summary_intervals
+    items = _make_run(tmp_path, voters=5, garbage=False)
+    _, resp = load_run(tmp_path)
+    scores = score_responses(resp, items)
+    t, ci = summarize_l0(scores, k=5), summary_intervals(scores, k=5, n_resamples=500)
+    for row in t.index:
+        for col in [c for c in t.columns if c.startswith(("Steps", "Trace"))]:
+            assert ci.loc[row, (col, "low")] - 1e-9 <= t.loc[row, col] <= ci.loc[row, (col, "high")] + 1e-9
