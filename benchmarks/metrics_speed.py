@@ -49,11 +49,17 @@ def responses_for(it, voters, rng, p_correct=0.5):
     return out
 
 def per_second(fn, args, min_time=2.0):
-    n, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < min_time:
+    "(calls per second of CPU time, calls per second of wall time): other processes on the machine only affect the second."
+    n, t0, c0 = 0, time.perf_counter(), time.process_time()
+    while time.process_time() - c0 < min_time:
         for a in args: fn(*a)
         n += len(args)
-    return n / (time.perf_counter() - t0)
+    return n / (time.process_time() - c0), n / (time.perf_counter() - t0)
+
+class Timer:
+    "CPU and wall time of a block."
+    def __enter__(self): self.c, self.w = time.process_time(), time.perf_counter(); return self
+    def __exit__(self, *exc): self.cpu, self.wall = time.process_time() - self.c, time.perf_counter() - self.w
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -72,12 +78,14 @@ def main():
     bound = 48  # the loop bound giving a trace of 150 steps
     its = [item(bound, rng, f"b{i}", "long") for i in range(50)]
     print(f"\n1. score_trace on {len(its)} targets of {np.mean([i['steps'] for i in its]):.0f} steps on average")
+    print(f"   {'':22s} {'per CPU second':>15s} {'per wall second':>16s}")
     for name, p in [("correct", 1.0), ("one error", 0.0), ("mixed (50% correct)", 0.5)]:
         args = [(r, it["target"]) for it in its for r in responses_for(it, 20, rng, p)]
-        print(f"   {name:22s} {per_second(score_trace, args):>10,.0f} responses/s")
+        cpu, wall = per_second(score_trace, args)
+        print(f"   {name:22s} {cpu:>15,.0f} {wall:>16,.0f}  responses")
     args = [(r, it["target"]) for it in its for r in responses_for(it, 20, rng, 0.5)]
-    strict = lambda r, t: score_trace(r, t, strict=True)
-    print(f"   {'mixed, strict=True':22s} {per_second(strict, args):>10,.0f} responses/s")
+    cpu, wall = per_second(lambda r, t: score_trace(r, t, strict=True), args)
+    print(f"   {'mixed, strict=True':22s} {cpu:>15,.0f} {wall:>16,.0f}  responses")
 
     # 2. the table for programs x voters
     per_split = a.programs // len(SPLIT_BOUNDS)
@@ -91,13 +99,14 @@ def main():
     steps = np.mean([it["steps"] for it in items])
     print(f"\n2. tables for {len(items):,} programs x {a.voters} voters = {len(responses):,} responses "
           f"(mean target {steps:.0f} steps)")
-    t0 = time.perf_counter(); scores = score_responses(responses, items); t1 = time.perf_counter()
-    table1 = summarize_l0(scores, k=a.voters); t2 = time.perf_counter()
-    table78 = pass_maj_table(scores, ks=(1, 5, 15, 31) if a.voters >= 31 else (1, a.voters)); t3 = time.perf_counter()
-    print(f"   score_responses      {t1 - t0:6.2f} s  ({len(responses) / (t1 - t0):,.0f} responses/s)")
-    print(f"   summarize_l0 (k={a.voters})  {t2 - t1:6.2f} s")
-    print(f"   pass_maj_table       {t3 - t2:6.2f} s")
-    print(f"   total                {t3 - t0:6.2f} s")
+    with Timer() as ts: scores = score_responses(responses, items)
+    with Timer() as t1: table1 = summarize_l0(scores, k=a.voters)
+    with Timer() as t78: pass_maj_table(scores, ks=(1, 5, 15, 31) if a.voters >= 31 else (1, a.voters))
+    print(f"   {'':22s} {'CPU s':>8s} {'wall s':>8s}")
+    print(f"   {'score_responses':22s} {ts.cpu:8.2f} {ts.wall:8.2f}   ({len(responses) / ts.cpu:,.0f} responses per CPU second)")
+    print(f"   {f'summarize_l0 (k={a.voters})':22s} {t1.cpu:8.2f} {t1.wall:8.2f}")
+    print(f"   {'pass_maj_table':22s} {t78.cpu:8.2f} {t78.wall:8.2f}")
+    print(f"   {'total':22s} {ts.cpu + t1.cpu + t78.cpu:8.2f} {ts.wall + t1.wall + t78.wall:8.2f}")
     print("\n" + table1.round(1).to_string())
 
 if __name__ == "__main__":
