@@ -6,6 +6,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                 'l0kit.analysis.UnknownItems': ('analysis.html#unknownitems', 'l0kit/analysis.py'),
                                 'l0kit.analysis._col': ('analysis.html#_col', 'l0kit/analysis.py'),
                                 'l0kit.analysis._events': ('analysis.html#_events', 'l0kit/analysis.py'),
+                                'l0kit.analysis._is_int': ('analysis.html#_is_int', 'l0kit/analysis.py'),
                                 'l0kit.analysis._items_by_id': ('analysis.html#_items_by_id', 'l0kit/analysis.py'),
                                 'l0kit.analysis._per_program': ('analysis.html#_per_program', 'l0kit/analysis.py'),
                                 'l0kit.analysis._print_table': ('analysis.html#_print_table', 'l0kit/analysis.py'),
