@@ -278,3 +278,24 @@ def test_summary_intervals_cover_the_table(tmp_path):
     for row in t.index:
         for col in [c for c in t.columns if c.startswith(("Steps", "Trace"))]:
             assert ci.loc[row, (col, "low")] - 1e-9 <= t.loc[row, col] <= ci.loc[row, (col, "high")] + 1e-9
+
+NUMERIC_RUNS = {  # per table, the columns whose values stand next to each other on one line of the paper's text
+    "2": ["Trace Acc. pass@1", "ci_half_width"],
+    "3": ["Trace Acc. single attempt", "Trace Acc. majvote@31", "Trace Acc. pass@31"],
+    "4": ["shots", "Trace Acc. single attempt", "Trace Acc. majvote@31", "Trace Acc. pass@31"],
+    "5": ["target_steps", "gpt-4o", "qwen2.5-coder-7b-inst", "qwen2.5-7b-inst-1m", "qwen2.5-coder-32b-inst", "qwen2.5-32b-inst"],
+    "9": ["shots", "Steps to Err. single attempt", "Steps to Err. majvote@31", "Trace Acc. single attempt",
+          "Trace Acc. majvote@31", "Trace Acc. pass@31"],
+    "10": ["short", "medium", "long", "extra_long"],
+}
+
+@pytest.mark.skipif(SEED is None, reason="the seed paper's text is not available")
+@pytest.mark.parametrize("table", sorted(NUMERIC_RUNS))
+def test_published_small_tables_appear_in_the_paper(table):
+    from l0kit.published import published_table
+    lines = [[float(x) for x in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?", l.replace("K", ""))] for l in SEED.read_text().splitlines()]
+    df = published_table(table)
+    for _, row in df.iterrows():
+        want = [float(row[c]) for c in NUMERIC_RUNS[table] if not pd.isna(row[c])]
+        ok = any(nums[i:i + len(want)] == want for nums in lines for i in range(len(nums) - len(want) + 1))
+        assert ok, f"table {table}: {want} not found on one line of the paper's text"
