@@ -16,9 +16,7 @@ from l0kit.tracer import trace_program, normalize_program
 from l0kit.dataset import get_preset, make_candidate
 from l0kit.generator import ProgramGenerator
 from l0kit.metrics import score_trace
-from l0kit.taxonomy import classify_first_error, confusion_matrix, taxonomy_accuracy, corrupt_trace, ERROR_TYPES
-
-SIMULATED_TO_TAXONOMY = dict(list_copy="list_copy", value="expression", loop_exit="skipped_step")
+from l0kit.taxonomy import classify_first_error, confusion_matrix, taxonomy_accuracy, corrupt_trace, ERROR_TYPES, SIMULATED_KINDS
 
 def simulated_backend(branch=None):
     "(simulate_response, ERROR_KINDS) of the simulated backend, imported or read from a git branch."
@@ -57,7 +55,7 @@ def main():
             if not injected: continue
             resp = "\n".join(lines)
             s = score_trace(resp, c["target"])
-            want = SIMULATED_TO_TAXONOMY[injected[0]["kind"]]
+            want = SIMULATED_KINDS[injected[0]["kind"]]
             if s.steps_to_error != injected[0]["step"]: pairs.append((want, "wrong_step")); continue
             f = classify_first_error(resp, c["target"], c["program"], score=s)
             pairs.append((want, f.error_type if f else "correct"))

@@ -179,6 +179,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                 'l0kit.taxonomy.confusion_matrix': ('taxonomy.html#confusion_matrix', 'l0kit/taxonomy.py'),
                                 'l0kit.taxonomy.corrupt_trace': ('taxonomy.html#corrupt_trace', 'l0kit/taxonomy.py'),
                                 'l0kit.taxonomy.program_blocks': ('taxonomy.html#program_blocks', 'l0kit/taxonomy.py'),
+                                'l0kit.taxonomy.simulated_pairs': ('taxonomy.html#simulated_pairs', 'l0kit/taxonomy.py'),
                                 'l0kit.taxonomy.taxonomy_accuracy': ('taxonomy.html#taxonomy_accuracy', 'l0kit/taxonomy.py'),
                                 'l0kit.taxonomy.validation_pairs': ('taxonomy.html#validation_pairs', 'l0kit/taxonomy.py'),
                                 'l0kit.taxonomy.write_errors_jsonl': ('taxonomy.html#write_errors_jsonl', 'l0kit/taxonomy.py')},

@@ -299,3 +299,23 @@ def test_published_small_tables_appear_in_the_paper(table):
         want = [float(row[c]) for c in NUMERIC_RUNS[table] if not pd.isna(row[c])]
         ok = any(nums[i:i + len(want)] == want for nums in lines for i in range(len(nums) - len(want) + 1))
         assert ok, f"table {table}: {want} not found on one line of the paper's text"
+
+def test_report_cli_validates_taxonomy_on_simulated_runs(tmp_path, capsys):
+    "Records carrying a simulated model's `meta.injected` get a confusion matrix in `--errors` output."
+    from l0kit.cli import main
+    from l0kit.taxonomy import corrupt_trace
+    rng = np.random.default_rng(0)
+    items, lines = [], []
+    for i, prog in enumerate(VALIDATION_PROGRAMS * 4):
+        t = trace_program(prog, _random_inputs(prog, rng))
+        items.append(dict(id=f"p{i}", split="short", program=prog, target=t, steps=len(t)))
+        for v in range(3):
+            resp, e = corrupt_trace(t, prog, "expression", rng)
+            meta = {"simulated": True, "injected": [{"step": e, "kind": "value"}]}
+            lines.append(json.dumps(dict(id=f"p{i}", split="short", voter=v, response="\n".join(resp), meta=meta)))
+    (tmp_path / "run.json").write_text(json.dumps(dict(model="simulated:rate=0.1", benchmark="l0", data="", split="short")))
+    (tmp_path / "responses.jsonl").write_text("\n".join(lines) + "\n")
+    from l0kit.dataset import save_dataset
+    save_dataset({"short": items}, {"config": {"gen": {"max_trace_steps": 500}}, "counts": {"short": len(items)}}, tmp_path / "data")
+    assert main(["report", str(tmp_path), "--data", str(tmp_path / "data"), "--errors", str(tmp_path / "err")]) == 0
+    assert "Injected (simulated model) vs classified first errors: accuracy 1.000" in capsys.readouterr().out
