@@ -115,6 +115,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                               'l0kit.tracer._compile_text': ('tracer.html#_compile_text', 'l0kit/tracer.py'),
                               'l0kit.tracer._compile_tree': ('tracer.html#_compile_tree', 'l0kit/tracer.py'),
                               'l0kit.tracer._copy_inputs': ('tracer.html#_copy_inputs', 'l0kit/tracer.py'),
+                              'l0kit.tracer._incremental_lists': ('tracer.html#_incremental_lists', 'l0kit/tracer.py'),
                               'l0kit.tracer._parse': ('tracer.html#_parse', 'l0kit/tracer.py'),
                               'l0kit.tracer._rec': ('tracer.html#_rec', 'l0kit/tracer.py'),
                               'l0kit.tracer._rewrite': ('tracer.html#_rewrite', 'l0kit/tracer.py'),
