@@ -3,6 +3,7 @@
 d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_url': 'https://github.com/l0kit/l0kit', 'lib_path': 'l0kit'},
   'syms': { 'l0kit.diversity': { 'l0kit.diversity.FilterDecision': ('diversity.html#filterdecision', 'l0kit/diversity.py'),
                                  'l0kit.diversity.TestReduction': ('diversity.html#testreduction', 'l0kit/diversity.py'),
+                                 'l0kit.diversity._with_closures': ('diversity.html#_with_closures', 'l0kit/diversity.py'),
                                  'l0kit.diversity.coverage_items': ('diversity.html#coverage_items', 'l0kit/diversity.py'),
                                  'l0kit.diversity.cyclomatic_complexity': ('diversity.html#cyclomatic_complexity', 'l0kit/diversity.py'),
                                  'l0kit.diversity.filter_implementations': ('diversity.html#filter_implementations', 'l0kit/diversity.py'),
