@@ -7,6 +7,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                  'l0kit.corebench.CoreBenchmark.build_prompt': ( 'corebench.html#corebenchmark.build_prompt',
                                                                                  'l0kit/corebench.py'),
                                  'l0kit.corebench.CoreBenchmark.load': ('corebench.html#corebenchmark.load', 'l0kit/corebench.py'),
+                                 'l0kit.corebench.CoreBenchmark.response_problem': ( 'corebench.html#corebenchmark.response_problem',
+                                                                                     'l0kit/corebench.py'),
                                  'l0kit.corebench.CoreBenchmark.score': ('corebench.html#corebenchmark.score', 'l0kit/corebench.py'),
                                  'l0kit.corebench.CoreBenchmark.summarize': ( 'corebench.html#corebenchmark.summarize',
                                                                               'l0kit/corebench.py'),
