@@ -32,6 +32,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                               'l0kit/corebench.py'),
                                  'l0kit.corebench.core_build_main': ('corebench.html#core_build_main', 'l0kit/corebench.py'),
                                  'l0kit.corebench.dimension_table': ('corebench.html#dimension_table', 'l0kit/corebench.py'),
+                                 'l0kit.corebench.family_heatmap': ('corebench.html#family_heatmap', 'l0kit/corebench.py'),
                                  'l0kit.corebench.family_table': ('corebench.html#family_table', 'l0kit/corebench.py'),
                                  'l0kit.corebench.items_from_published': ('corebench.html#items_from_published', 'l0kit/corebench.py'),
                                  'l0kit.corebench.load_core_simulated': ('corebench.html#load_core_simulated', 'l0kit/corebench.py'),
