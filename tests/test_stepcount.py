@@ -34,3 +34,19 @@ def test_plain_and_instrumented_results_agree():
 
 def test_version_string():
     assert SEMANTICS_VERSION == "sx-py-v1"
+
+MISBEHAVING = [
+    ("def f():\n    while True:\n        pass\n", 'visible', 'SandboxFailure'),
+    ("def f():\n    x = 0\n    while True:\n        x += 1\n", 'hidden', 'StepLimitExceeded'),
+    ("def f():\n    return len('x' * 10 ** 10)\n", 'hidden', 'SandboxFailure'),
+    ("def f(n=0):\n    return f(n + 1)\n", 'hidden', 'ProgramRaised'),
+    ("import os\ndef f():\n    return os.system('touch /tmp/l0kit_probe')\n", 'visible', 'ProgramRaised'),
+    ("import shutil\ndef f():\n    shutil.rmtree('/tmp')\n", 'hidden', 'ProgramRaised'),
+    ("def f():\n    import socket\n    return 1\n", 'hidden', 'ProgramRaised'),
+]
+
+@pytest.mark.parametrize("src,mode,err", MISBEHAVING)
+def test_misbehaving_programs_fail_with_a_named_error(src, mode, err):
+    import l0kit.stepcount as sc
+    with pytest.raises(getattr(sc, err)):
+        count_steps(src, 'f', (), mode=mode, step_limit=100_000, timeout_s=1.0)
