@@ -11,6 +11,7 @@ from dataclasses import asdict
 import l0kit
 from l0kit.sandbox import Sandbox
 from l0kit.stepcount import instrument, SEMANTICS_VERSION
+from l0kit.sxatomic import all_instances
 from l0kit.sxdata import SXConfig, SubsetConfig, generate_subset
 
 TIMING_HARNESS = '''
@@ -33,15 +34,17 @@ def generation_speed(n, workers, seed):
     cfg = SXConfig(seed=seed, subsets=[SubsetConfig(**{**asdict(s), 'count': n}) for s in SXConfig().subsets])
     rows, items = [], []
     for s in cfg.subsets:
-        for w in sorted({1, workers}):
+        # workers=1 twice in this process: cold instrumentation caches, then warm (the steady state of a long run);
+        # pool workers are fresh processes, so always cold
+        for w, label in [(1, 'cold'), (1, 'warm')] + ([(workers, 'cold')] if workers > 1 else []):
             t0 = time.perf_counter()
             its = generate_subset(cfg, s.name, workers=w)
             dt = time.perf_counter() - t0
-            rows.append((s.name, w, n, dt, n / dt, statistics.mean(it['attempts'] for it in its)))
+            rows.append((s.name, w, label, n, dt, n / dt, statistics.mean(it['attempts'] for it in its)))
         items += its
     return rows, items
 
-def counting_overhead(items, n_programs, repeats=200):
+def counting_overhead(items, n_programs, repeats=1000):
     out = {'plain': [], 'visible': [], 'hidden': []}
     t_instr = []
     with Sandbox(timeout_s=30) as sb:
@@ -65,10 +68,13 @@ def main():
     a = ap.parse_args()
     print(f"l0kit {l0kit.__version__}, semantics {SEMANTICS_VERSION}, Python {platform.python_version()}, "
           f"{platform.machine()}, seed {a.seed}")
+    t0 = time.perf_counter(); all_instances()
+    print(f"one-time build of the atomic library: {time.perf_counter() - t0:.2f} s (excluded below; per-function "
+          "instrumentation caches start cold in every run and worker)")
     rows, items = generation_speed(a.samples, a.workers, a.seed)
     print("\n== Generation speed ==")
-    print(f"{'subset':8} {'workers':>7} {'samples':>7} {'seconds':>8} {'samples/s':>10} {'programs drawn/sample':>22}")
-    for name, w, n, dt, rate, att in rows: print(f"{name:8} {w:7d} {n:7d} {dt:8.2f} {rate:10.1f} {att:22.2f}")
+    print(f"{'subset':8} {'workers':>7} {'caches':>6} {'samples':>7} {'seconds':>8} {'samples/s':>10} {'programs drawn/sample':>22}")
+    for name, w, label, n, dt, rate, att in rows: print(f"{name:8} {w:7d} {label:>6} {n:7d} {dt:8.2f} {rate:10.1f} {att:22.2f}")
     times, t_instr = counting_overhead(items, a.programs)
     print(f"\n== Counting overhead ({len(times['plain'])} generated programs, entry call timed in the sandbox) ==")
     base = statistics.median(times['plain'])
