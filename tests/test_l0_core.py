@@ -164,3 +164,11 @@ def test_cli_generate_and_trace(tmp_path):
     assert out.returncode == 0 and out.stdout.splitlines()[-2:] == ['L2,y:5', 'L3,']
     out = subprocess.run(exe + ['trace', str(prog), 'x=='], capture_output=True, text=True)
     assert out.returncode == 2 and 'name=value' in out.stderr
+
+
+def test_shipped_configs_load_and_build():
+    for f in sorted(Path(__file__).parent.parent.glob('configs/*.yaml')):
+        cfg = DatasetConfig.from_yaml(f)
+        items, card = build_dataset(cfg.with_counts(2), workers=1)
+        assert all(len(v) == 2 for v in items.values()), f
+        assert card['seed'] == cfg.gen.seed
