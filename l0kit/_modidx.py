@@ -136,6 +136,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                               'l0kit.sxdata._inputs': ('sxdata.html#_inputs', 'l0kit/sxdata.py'),
                               'l0kit.sxdata._instrumented': ('sxdata.html#_instrumented', 'l0kit/sxdata.py'),
                               'l0kit.sxdata._pool_sample': ('sxdata.html#_pool_sample', 'l0kit/sxdata.py'),
+                              'l0kit.sxdata._run': ('sxdata.html#_run', 'l0kit/sxdata.py'),
                               'l0kit.sxdata.composition_plan': ('sxdata.html#composition_plan', 'l0kit/sxdata.py'),
                               'l0kit.sxdata.corrupt': ('sxdata.html#corrupt', 'l0kit/sxdata.py'),
                               'l0kit.sxdata.generate_sample': ('sxdata.html#generate_sample', 'l0kit/sxdata.py'),
