@@ -102,6 +102,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                'l0kit.sxbench.SXBenchmark.__init__': ('sxbench.html#sxbenchmark.__init__', 'l0kit/sxbench.py'),
                                'l0kit.sxbench.SXBenchmark.build_prompt': ('sxbench.html#sxbenchmark.build_prompt', 'l0kit/sxbench.py'),
                                'l0kit.sxbench.SXBenchmark.load': ('sxbench.html#sxbenchmark.load', 'l0kit/sxbench.py'),
+                               'l0kit.sxbench.SXBenchmark.response_problem': ( 'sxbench.html#sxbenchmark.response_problem',
+                                                                               'l0kit/sxbench.py'),
                                'l0kit.sxbench.SXBenchmark.score': ('sxbench.html#sxbenchmark.score', 'l0kit/sxbench.py'),
                                'l0kit.sxbench.SXBenchmark.summarize': ('sxbench.html#sxbenchmark.summarize', 'l0kit/sxbench.py'),
                                'l0kit.sxbench.SXDataError': ('sxbench.html#sxdataerror', 'l0kit/sxbench.py'),
