@@ -91,3 +91,9 @@ def test_runs_through_the_shared_runner(tmp_path):
     assert summary['complete'] == len(items) and not summary['problems']
     scores = pd.DataFrame([b.score(by_id[r['id']], r['response']) for r in runner.read_responses(tmp_path / 'run')])
     assert b.summarize(scores).iloc[0].tolist() == [100.0] * 4
+
+@pytest.mark.slow
+def test_full_mix_is_the_same_with_one_and_two_workers():
+    cfg = small(100)
+    for s in ('predict', 'easy', 'hard'):
+        assert generate_subset(cfg, s, workers=1) == generate_subset(cfg, s, workers=2)
