@@ -5,7 +5,7 @@
 2. OpenAI-compatible HTTP backend against a llama.cpp server (llama-cpp-python[server]) serving the packaged SmolLM2
    GGUF: requests per second with 1 request in flight and with several.
 
-Usage: python benchmarks/models_speed.py [--prompts 16] [--new-tokens 48] [--batch 8] [--dtype bfloat16]
+Usage: python benchmarks/models_speed.py [--prompts 16] [--new-tokens 48] [--batch 8] [--dtype float32] [--threads 0]
                                          [--concurrency 4] [--requests 16] [--skip-server] [--skip-transformers]
 """
 import argparse, importlib.util, os, socket, subprocess, sys, time
@@ -35,7 +35,7 @@ def tokens_per_second(model, prompts, params, batch):
     return toks / dt, toks, dt
 
 def bench_transformers(a):
-    m = load_model(f'smollm2:device=cpu,dtype={a.dtype}')
+    m = load_model(f'smollm2:device=cpu,dtype={a.dtype},threads={a.threads}')
     prompts = l0_prompts(a.prompts)
     params = GenerationParams(max_new_tokens=a.new_tokens)
     prompt_toks = sum(m.count_tokens(m.render(p)) for p in prompts) / len(prompts)
@@ -56,7 +56,7 @@ def bench_server(a):
     gguf, _ = smollm2_gguf()
     s = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close()
     proc = subprocess.Popen([sys.executable, '-m', 'llama_cpp.server', '--model', str(gguf), '--port', str(port), '--n_ctx', '4096',
-                             '--n_threads', str(os.cpu_count())], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             '--n_threads', str(a.threads or os.cpu_count())], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f'http://127.0.0.1:{port}/v1'
     try:
         for _ in range(240):
@@ -78,7 +78,8 @@ def bench_server(a):
 if __name__ == '__main__':
     p = argparse.ArgumentParser()
     p.add_argument('--prompts', type=int, default=16); p.add_argument('--new-tokens', type=int, default=48)
-    p.add_argument('--batch', type=int, default=8); p.add_argument('--dtype', default='bfloat16')
+    p.add_argument('--batch', type=int, default=8); p.add_argument('--dtype', default='float32')
+    p.add_argument('--threads', type=int, default=0, help='torch CPU threads (0: one per core)')
     p.add_argument('--concurrency', type=int, default=4); p.add_argument('--requests', type=int, default=16)
     p.add_argument('--skip-server', action='store_true'); p.add_argument('--skip-transformers', action='store_true')
     a = p.parse_args()
