@@ -6,7 +6,7 @@
 2. OpenAI-compatible HTTP backend against a llama.cpp server (llama-cpp-python[server]) serving the packaged SmolLM2
    GGUF: requests per second with 1 request in flight and with several.
 
-Usage: python benchmarks/models_speed.py [--prompts 16] [--new-tokens 48] [--batch 8] [--dtype float32] [--threads 0]
+Usage: python benchmarks/models_speed.py [--prompts 16] [--new-tokens 48] [--batch 8] [--dtype float32] [--threads 0] [--prompt-kind l0|short]
                                          [--concurrency 4] [--requests 16] [--skip-server] [--skip-transformers]
 """
 import argparse, importlib.util, os, socket, subprocess, sys, time
@@ -37,12 +37,13 @@ def tokens_per_second(model, prompts, params, batch):
 
 def bench_transformers(a):
     m = load_model(f'smollm2:device=cpu,dtype={a.dtype},threads={a.threads}')
-    prompts = l0_prompts(a.prompts)
+    prompts = l0_prompts(a.prompts) if a.prompt_kind == 'l0' else \
+              [f"Write the numbers from {k} to {k + 200}, separated by commas." for k in range(a.prompts)]
     params = GenerationParams(max_new_tokens=a.new_tokens)
     prompt_toks = sum(m.count_tokens(m.render(p)) for p in prompts) / len(prompts)
     m.generate(prompts[:1], GenerationParams(max_new_tokens=4))  # warm-up
     print(f"transformers, SmolLM2-135M-Instruct, CPU ({os.cpu_count()} cores, torch threads {__import__('torch').get_num_threads()}), "
-          f"dtype {a.dtype}, {len(prompts)} L0 prompts of {prompt_toks:.0f} tokens on average, greedy, up to {a.new_tokens} new tokens")
+          f"dtype {a.dtype}, {len(prompts)} {a.prompt_kind} prompts of {prompt_toks:.0f} tokens on average, greedy, up to {a.new_tokens} new tokens")
     res, dec = {}, {}
     for b in (1, a.batch):
         _, _, prefill = tokens_per_second(m, prompts, GenerationParams(max_new_tokens=1), b)  # time to the first token
@@ -83,6 +84,7 @@ if __name__ == '__main__':
     p.add_argument('--prompts', type=int, default=16); p.add_argument('--new-tokens', type=int, default=48)
     p.add_argument('--batch', type=int, default=8); p.add_argument('--dtype', default='float32')
     p.add_argument('--threads', type=int, default=0, help='torch CPU threads (0: one per core)')
+    p.add_argument('--prompt-kind', choices=['l0', 'short'], default='l0', help='real L0 prompts or a one-line request')
     p.add_argument('--concurrency', type=int, default=4); p.add_argument('--requests', type=int, default=16)
     p.add_argument('--skip-server', action='store_true'); p.add_argument('--skip-transformers', action='store_true')
     a = p.parse_args()
