@@ -12,7 +12,8 @@ from .tracer import trace_program
 import inspect, random
 
 # %% auto #0
-__all__ = ['BENCHMARKS', 'DataError', 'Benchmark', 'register_benchmark', 'get_benchmark', 'make_l0_item', 'L0Benchmark']
+__all__ = ['BENCHMARKS', 'DataError', 'Benchmark', 'register_benchmark', 'other_benchmarks', 'get_benchmark', 'make_l0_item',
+           'L0Benchmark']
 
 # %% ../nbs/06a_benchmarks.ipynb #e9207f10
 class DataError(ValueError):
@@ -36,8 +37,18 @@ def register_benchmark(obj):
     BENCHMARKS[obj.name] = obj
     return obj
 
+def other_benchmarks() -> list:
+    "The benchmarks of the other papers (ProcBench, SX-style, CoRE), built on first use so importing this module stays light."
+    from l0kit.procbench import ProcBenchBenchmark
+    from l0kit.sxbench import SX_BENCHMARKS
+    from l0kit.corebench import CoreBenchmark
+    from l0kit.coredata import CoreConfig
+    return [ProcBenchBenchmark(), *SX_BENCHMARKS.values(), *(CoreBenchmark(CoreConfig(method=m)) for m in ('cot', 'io', 'coc'))]
+
 def get_benchmark(name: str):
     "The registered benchmark called `name`."
+    if name not in BENCHMARKS:
+        for b in other_benchmarks(): BENCHMARKS.setdefault(b.name, b)
     if name not in BENCHMARKS:
         raise ConfigError(f"unknown benchmark {name!r}; registered: {', '.join(sorted(BENCHMARKS)) or 'none'}")
     return BENCHMARKS[name]

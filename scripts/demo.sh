@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# The main job on the embedded defaults: generate a small L0-Bench set and show it.
+# The main job on the embedded defaults: generate a small L0-Bench set, evaluate the embedded SmolLM2-135M-Instruct
+# on its short split with the paper's protocol at a small scale, and print the table-1 summary.
+# Re-running resumes: finished responses are kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
-l0kit generate --preset small --out data/small --seed 0 --show
+l0kit generate --preset small --out data/small --seed 0 --show --quiet
+l0kit eval --data data/small --split short --model smollm2 --voters 3 --shots 4 --limit 8 --out runs/demo-smollm2-short
+l0kit report runs/demo-smollm2-short
