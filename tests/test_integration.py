@@ -1,0 +1,89 @@
+"""End to end through the one runner: every benchmark, generated data, a run directory, a replay of it, a report."""
+import json, subprocess, sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from l0kit.benchmarks import get_benchmark
+from l0kit.models import Model, Completion, load_model, prepare
+from l0kit.runner import run_eval, EvalConfig, read_responses
+
+CLI = [sys.executable, '-c', 'import sys; from l0kit.cli import main; sys.exit(main())']
+
+def cli(*args):
+    out = subprocess.run(CLI + [str(a) for a in args], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
+
+
+class ScriptedModel(Model):
+    "Answers each prompt with `answer(item, voter)`: a stand-in for a language model in plumbing tests."
+    name, spec = 'scripted', 'scripted'
+    def __init__(self, items, answer): self.by_id, self.answer = {it['id']: it for it in items}, answer
+    def generate(self, prompts, params=None, seeds=None):
+        prompts, params = prepare(prompts, params)
+        return [[Completion(self.answer(self.by_id[p.meta['id']], p.meta['voter']), 10, 10, 0.0, 'stop')] for p in prompts]
+
+
+def replay_matches(bench, items, run1, tmp_path, config):
+    "A replay of run1 reproduces its responses exactly."
+    run_eval(bench, load_model(f"replay:{run1}"), items, tmp_path / 'replay', config, progress=False)
+    key = lambda rs: sorted((r['id'], r['voter'], r['response']) for r in rs)
+    assert key(read_responses(tmp_path / 'replay')) == key(read_responses(run1))
+
+
+def test_l0_simulated_then_replay_through_the_cli(tmp_path):
+    cli('generate', '--preset', 'small', '--limit', '2', '--out', tmp_path / 'data', '--quiet')
+    cli('eval', '--data', tmp_path / 'data', '--split', 'short', '--model', 'simulated:rate=0.05,seed=1', '--voters', '3',
+        '--out', tmp_path / 'run', '--no-progress')
+    cli('eval', '--data', tmp_path / 'data', '--split', 'short', '--model', f"replay:{tmp_path / 'run'}", '--voters', '3',
+        '--out', tmp_path / 'replay', '--no-progress')
+    a, b = cli('report', tmp_path / 'run'), cli('report', tmp_path / 'replay')
+    assert 'simulated' in a
+    table = lambda s: [l for l in s.splitlines() if l.startswith(('short', 'average', 'Average'))]
+    assert table(a) and table(a) == table(b)
+
+
+def test_procbench_end_to_end(tmp_path):
+    from l0kit.procbench import ProcBenchConfig, generate_dataset, save_dataset, render_answer
+    items = generate_dataset(ProcBenchConfig(examples_per_length=1, max_length=4, tasks=['Sort', 'Cumulate', 'DeleteChar']))
+    save_dataset(items, tmp_path / 'data')
+    bench = get_benchmark('procbench')
+    split = items[0]['split']
+    loaded = bench.load(tmp_path / 'data', split)
+    config = EvalConfig(voters=2)
+    model = ScriptedModel(loaded, lambda it, v: render_answer(it['label']) if v == 0 else 'I am not sure.')
+    run_eval(bench, model, loaded, tmp_path / 'run', config, progress=False)
+    scores = pd.DataFrame([{**bench.score(by, r['response']), 'voter': r['voter']} for r in read_responses(tmp_path / 'run')
+                           for by in [next(it for it in loaded if it['id'] == r['id'])]])
+    assert scores[scores.voter == 0].sm.mean() == 1.0 and scores[scores.voter == 1].sm.mean() == 0.0
+    assert len(bench.summarize(scores)) >= 1
+    replay_matches(bench, loaded, tmp_path / 'run', tmp_path, config)
+
+
+def test_sx_end_to_end(tmp_path):
+    from l0kit.sxdata import write_dataset
+    write_dataset(tmp_path / 'data', limit=2)
+    for name in ('sx', 'sx-hidden'):
+        bench = get_benchmark(name)
+        items = bench.load(tmp_path / 'data', 'easy')
+        config = EvalConfig(voters=1)
+        run_eval(bench, ScriptedModel(items, lambda it, v: 'The answer is 3.'), items, tmp_path / name, config, progress=False)
+        scores = pd.DataFrame([bench.score(next(it for it in items if it['id'] == r['id']), r['response'])
+                               for r in read_responses(tmp_path / name)])
+        assert len(scores) == len(items)
+        replay_matches(bench, items, tmp_path / name, tmp_path / f"{name}-r", config)
+
+
+def test_core_simulated_end_to_end(tmp_path):
+    cli('core-build', '--out', tmp_path / 'data')
+    bench = get_benchmark('core-io')
+    items = bench.load(tmp_path / 'data', 'test')
+    config = EvalConfig(voters=1)
+    run_eval(bench, load_model('core_sim:output_accuracy=1.0,probe_accuracy=0.0,seed=1'), items, tmp_path / 'run', config, progress=False)
+    scores = pd.DataFrame([bench.score(next(it for it in items if it['id'] == r['id']), r['response'])
+                           for r in read_responses(tmp_path / 'run')])
+    table = bench.summarize(scores)
+    assert len(table) >= 1
+    replay_matches(bench, items, tmp_path / 'run', tmp_path, config)
