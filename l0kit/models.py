@@ -135,6 +135,7 @@ MODEL_KINDS = {
     'openai': ('l0kit.openai_http:load_openai', 'an OpenAI-compatible server: `openai:URL#MODEL[,endpoint=completions,concurrency=8]`'),
     'replay': ('l0kit.replay:load_replay', 'recorded responses: `replay:RUN_DIR_OR_FILE`'),
     'simulated': ('l0kit.simulated:load_simulated', 'the tracer with controlled errors: `simulated:rate=0.02,kinds=list_copy+value,seed=0`'),
+    'procbench_sim': ('l0kit.procbench.benchmark:load_procbench_simulated', 'ProcBench answers from the kit solver with state errors at a rate (not a language model): `procbench_sim:error_rate=0.1`'),
     'core_sim': ('l0kit.corebench:load_core_simulated', 'CoRE answers right with given probabilities (not a language model): `core_sim:output_accuracy=0.9,probe_accuracy=0.5`'),
 }
 

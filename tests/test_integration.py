@@ -87,3 +87,21 @@ def test_core_simulated_end_to_end(tmp_path):
     table = bench.summarize(scores)
     assert len(table) >= 1
     replay_matches(bench, items, tmp_path / 'run', tmp_path, config)
+
+
+def test_procbench_simulated_and_replay_through_the_cli(tmp_path):
+    cli('procbench-generate', tmp_path / 'data', '--limit', '2', '--tasks', 'Sort,Copy,Cumulate')
+    for name, spec in (('sim', 'procbench_sim:error_rate=0.3,seed=2'), ('replay', f"replay:{tmp_path / 'sim'}")):
+        cli('eval', '--benchmark', 'procbench', '--data', tmp_path / 'data', '--split', 'short', '--model', spec,
+            '--voters', '2', '--out', tmp_path / name, '--no-progress')
+    key = lambda run: sorted((r['id'], r['voter'], r['response']) for r in read_responses(tmp_path / run))
+    assert key('sim') == key('replay') and len(key('sim')) > 0
+    assert json.loads((tmp_path / 'sim' / 'run.json').read_text())['simulated'] is True
+
+
+@pytest.mark.model
+def test_procbench_with_the_embedded_model(tmp_path):
+    cli('procbench-generate', tmp_path / 'data', '--limit', '1', '--tasks', 'Sort')
+    cli('eval', '--benchmark', 'procbench', '--data', tmp_path / 'data', '--split', 'short', '--model', 'smollm2',
+        '--voters', '1', '--limit', '1', '--max-new-tokens-cap', '48', '--out', tmp_path / 'run', '--no-progress')
+    assert len(read_responses(tmp_path / 'run')) == 1

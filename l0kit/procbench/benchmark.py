@@ -13,8 +13,8 @@ from .parser import parse_answer
 from .dataset import ProcBenchConfig, generate_dataset, load_dataset, load_release, save_dataset
 
 # %% auto #0
-__all__ = ['answer_instruction', 'render_answer', 'ProcBenchBenchmark', 'simulate_response', 'cli_generate', 'cli_check',
-           'register_cli']
+__all__ = ['answer_instruction', 'render_answer', 'ProcBenchBenchmark', 'simulate_response', 'ProcBenchSimulatedModel',
+           'load_procbench_simulated', 'cli_generate', 'cli_check', 'register_cli']
 
 # %% ../../nbs/10e_procbench_benchmark.ipynb #d2b67244
 _TYPE_WORDS = {"str": "a string", "int": "an integer", "list[str]": "a list of strings", "list[int]": "a list of integers"}
@@ -96,6 +96,42 @@ def simulate_response(item: dict, error_rate: float, rng: random.Random) -> str:
         states[k] = s + 1 if isinstance(s, int) else (s + ["?"] if isinstance(s, list) else s + "z")
         label["intermediate"], label["final"] = states[:-1], states[-1]
     return render_answer(label, rng.choice(["json", "steps", "sections"]))
+
+# %% ../../nbs/10e_procbench_benchmark.ipynb #92cfecca
+import hashlib
+from ..models import Model, Completion, prepare
+from .tasks import solve
+
+class ProcBenchSimulatedModel(Model):
+    "Answers ProcBench prompts from the question text with the kit's solver, corrupting a state at `error_rate` (not a language model)."
+    kind, simulated, batch_size = 'chat', True, 64
+
+    def __init__(self, error_rate: float = 0.1, seed: int = 0):
+        if not 0 <= error_rate <= 1: raise ValueError(f"error_rate must be between 0 and 1, got {error_rate}")
+        self.error_rate, self.seed = error_rate, seed
+        self.name = self.spec = f"procbench_sim:error_rate={error_rate},seed={seed}"
+
+    def _one(self, prompt) -> Completion:
+        text = prompt.messages[-1]['content']
+        task = prompt.meta.get('task')
+        if task is None or '[Question]' not in text:
+            return Completion('', finish_reason='error', error='procbench_sim needs a ProcBench prompt (a [Question] and meta.task)')
+        question = text.split('[Question]', 1)[1].split('\n\n', 1)[0] if text.count('[Question]') else text
+        label = solve(task, question)
+        key = hashlib.sha256(repr((self.seed, text, prompt.meta.get('voter', 0))).encode()).digest()
+        answer = simulate_response({'label': label}, self.error_rate, random.Random(int.from_bytes(key[:8], 'big')))
+        return Completion(answer, None, len(answer) // 4 + 1, 0.0, 'stop', None, {'simulated': True})
+
+    def generate(self, prompts, params=None, seeds=None):
+        "For each prompt, `params.n` simulated answers."
+        prompts, params = prepare(prompts, params)
+        return [[self._one(p)] * params.n for p in prompts]
+
+def load_procbench_simulated(arg: str = '', *, error_rate: float = 0.1, seed: int = 0) -> ProcBenchSimulatedModel:
+    "The model of a `procbench_sim:error_rate=0.1,seed=0` spec."
+    if arg: raise ValueError(f"procbench_sim takes only options, e.g. `procbench_sim:error_rate=0.1`; got {arg!r}")
+    return ProcBenchSimulatedModel(float(error_rate), int(seed))
+
 
 # %% ../../nbs/10e_procbench_benchmark.ipynb #003aa3b3
 def cli_generate(args) -> int:
