@@ -1,0 +1,66 @@
+"SX-style data: reproducibility across worker counts, subset statistics, corruptions, scoring round trip."
+import ast, json, random
+from dataclasses import asdict
+import pytest
+from l0kit.sxdata import SXConfig, SubsetConfig, generate_subset, table2, corrupt, composition_plan, write_dataset
+from l0kit.sxbench import SXBenchmark, parse_judgements
+from l0kit.stepcount import count_steps
+from l0kit.sandbox import Sandbox
+
+def small(n):
+    return SXConfig(subsets=[SubsetConfig(**{**asdict(s), 'count': n}) for s in SXConfig().subsets])
+
+def test_worker_count_does_not_change_the_data():
+    cfg = small(6)
+    assert generate_subset(cfg, 'easy', workers=1) == generate_subset(cfg, 'easy', workers=2)
+
+def test_seed_changes_the_data():
+    a, b = small(3), small(3)
+    b.seed = 1
+    assert generate_subset(a, 'predict') != generate_subset(b, 'predict')
+
+def test_composition_plan_follows_the_mix():
+    cfg = SXConfig()
+    for s in cfg.subsets:
+        plan = composition_plan(cfg, s)
+        assert len(plan) == s.count
+        assert {k: plan.count(k) for k in s.composition_mix} == s.composition_mix
+
+def test_samples_are_counted_consistently_and_meet_the_bands():
+    cfg = small(5)
+    items = [it for s in cfg.subsets for it in generate_subset(cfg, s.name)]
+    with Sandbox() as sb:
+        for it in items:
+            assert it['num_functions'] >= 3 and len(it['tests']) >= 3
+            sub = cfg.subset(it['split'])
+            if sub.step_range: assert sub.step_range[0] <= it['mean_steps'] <= sub.step_range[1]
+            c = it['tests'][0]
+            # an independent recount, through the public API, in both presentations
+            for mode in ('hidden', 'visible'):
+                out, steps = count_steps(it['program'], 'main', (ast.literal_eval(c['input']),), mode=mode, sandbox=sb)
+                assert (repr(out), steps) == (c['output'], c['steps'])
+    t = table2(items)
+    assert t['Total Samples'].tolist() == [5, 5, 5]
+
+def test_corruptions_differ_and_keep_type():
+    rng = random.Random(7)
+    for v in [0, -1, 2**62, True, '', 'x', 'abc', [], [0], [1, 1, 1]]:
+        for _ in range(50):
+            c = corrupt(v, rng)
+            assert c != v and type(c) is type(v)
+
+def test_predict_is_about_balanced():
+    items = generate_subset(small(40), 'predict')
+    pairs = [c['matches'] for it in items for c in it['tests']]
+    assert 0.4 < sum(pairs) / len(pairs) < 0.6
+
+def test_load_score_round_trip(tmp_path):
+    write_dataset(tmp_path, small(2))
+    b = SXBenchmark()
+    for split in ('predict', 'easy', 'hard'):
+        for it in b.load(tmp_path, split):
+            if it['task'] == 'predict': resp = "\n".join(f"Pair {k}: {'Yes' if c['matches'] else 'No'}" for k, c in enumerate(it['tests'], 1))
+            else: resp = "\n".join(f"Call {k}: {c['steps']}" for k, c in enumerate(it['tests'], 1))
+            s = b.score(it, resp)
+            assert s['correct'] and json.dumps(s)
+            assert not b.score(it, "I am not sure.")['correct']
