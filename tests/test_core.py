@@ -1,0 +1,112 @@
+"""CoRE pipeline: the general tracer against independent checks, the built set's invariants, and the benchmark's
+scoring path on responses written as a model would write them."""
+import json, os, subprocess, sys
+import pandas as pd
+import pytest
+from l0kit.coredata import (CoreConfig, build_core_set, load_problem_set, load_core_io, load_core_qa, write_core_set)
+from l0kit.corebench import CoreBenchmark, items_from_published, summarize, dimension_table, family_table
+from l0kit.pytrace import trace_in_process, trace_call, render_trace, Trace
+from l0kit.probes import DIMENSIONS
+
+@pytest.fixture(scope='module')
+def build(): return build_core_set()
+
+def test_trace_matches_plain_execution():
+    "The tracer's output equals what the function returns when simply called."
+    for p in load_problem_set():
+        for impl in p['implementations']:
+            ns = {}
+            exec(impl['code'], ns)
+            name = impl['func_name']
+            fn = eval(name, ns) if '(' in name else ns[name]
+            for t in p['tests']:
+                want = fn(*eval(f"({t},)" if t else "()"))
+                tr = trace_in_process(impl['code'], name, t)
+                assert tr.status == 'ok' and tr.output_value == want, (p['id'], name, t)
+
+def test_line_steps_agree_with_settrace_count():
+    "Every step is one executed statement: steps per line equal the line events sys.settrace sees (one-line bodies aside)."
+    src = "def f(xs):\n    t = 0\n    for x in xs:\n        if x % 2:\n            t += x\n        else:\n            t -= 1\n    return t\n"
+    tr = trace_in_process(src, 'f', '[1, 2, 3, 4]')
+    counts = {}
+    for s in tr.steps: counts[s.line] = counts.get(s.line, 0) + 1
+    assert counts == {2: 1, 3: 5, 4: 4, 5: 2, 7: 2, 8: 1}
+    assert [s.branch for s in tr.steps if s.kind == 'if'] == [True, False, True, False]
+    assert tr.steps[-1].returned == '2'
+
+def test_trace_independent_of_hash_seed(tmp_path):
+    "Reprs of sets are the same under two hash seeds."
+    code = ("from l0kit.pytrace import trace_in_process, render_trace\n"
+            "print(render_trace(trace_in_process('def f(s):\\n    w = set(s)\\n    return sorted(w)\\n', 'f', '\"hello world\"')))")
+    env = {**os.environ, 'PYTHONPATH': os.getcwd()}
+    outs = [subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, env={**env, 'PYTHONHASHSEED': s}).stdout
+            for s in ('1', '2')]
+    assert outs[0] == outs[1] and "{' ', 'd', 'e', 'h', 'l', 'o', 'r', 'w'}" in outs[0]
+
+def test_build_invariants(build):
+    s = build.stats
+    assert s['problems'] >= 10 and s['implementations'] >= 40
+    assert all(r['kept'] >= 4 for r in s['per_problem'])
+    assert s['mean_jaccard'] <= 0.7 and s['mean_cc'] >= 3.0
+    assert all(s['probes_per_dimension'][d] > 0 for d in DIMENSIONS)
+    ids = [i['id'] for i in build.items]
+    assert len(ids) == len(set(ids))
+    json.dumps(build.items)   # JSON-able
+
+def test_probe_ground_truths_from_sandboxed_traces(build):
+    for it in (i for i in build.items if i['kind'] == 'probe'):
+        tr = trace_call(it['source_code'], it['func_name'], it['input'])
+        st = tr.steps[it['target_step_index'] - 1]
+        assert st.line == it['target_line_number']
+        assert it['ground_truth'] == (st.locals[it['variable']] if it['variable'] else repr(st.branch)), it['id']
+
+def test_published_roundtrip(build, tmp_path):
+    "The kit's items written in the published file format load back and score identically."
+    io = [dict(id=f"{i['problem_id']}_{n}", input=i['input'], output=i['output'], code=i['source_code'], model_used='o1')
+          for n, i in enumerate(x for x in build.items if x['kind'] == 'io')]
+    qa = [dict(id=f"Fine/{i['id']}", question=i['question'], ground_truth=i['ground_truth'], answer_type=i['answer_type'],
+               complexity_type=i['complexity_type'], target_step_index=i['target_step_index'],
+               target_line_number=i['target_line_number'], source_code=i['source_code'], input=i['input'], output=i['output'],
+               meta_data={'func_name': i['func_name']}, model_used='gpt-5')
+          for i in build.items if i['kind'] == 'probe']
+    (tmp_path / 'core_io.json').write_text(json.dumps(io)); (tmp_path / 'core_qa.json').write_text(json.dumps(qa))
+    items = CoreBenchmark().load(tmp_path)
+    assert len(items) == len(build.items)
+    for it in items:   # the inferred entry point runs the published code
+        if it['kind'] == 'io':
+            assert trace_in_process(it['source_code'], it['func_name'], it['input']).output == it['output']
+
+def test_scoring_realistic_responses(build):
+    bench = CoreBenchmark(CoreConfig(method='coc'))
+    rows = []
+    for it in build.items:
+        if it['kind'] == 'io':
+            # right on loop-style implementations, wrong on the others: I = 0, I_s = share of loop implementations
+            val = it['output'] if it['family'] == 'loop' else 'None'
+            resp = f"[TRACE]\nline: ...\n[/TRACE]\n# Answer:\n```python\nassert {it['func_name']}({it['input']}) == {val}\n```"
+        else:
+            resp = f"Following the loop ...\nAnswer: {it['ground_truth'] if 'Logic' in it['dimensions'] else 'unknown'}"
+        rows.append({'id': it['id'], 'voter': 0, **bench.score(it, resp)})
+    df = pd.DataFrame(rows)
+    t1 = summarize(df).iloc[0]
+    assert t1['I'] == 0.0 and t1['RCS'] == 0.0
+    fam = family_table(df).iloc[0]
+    assert fam['loop'] == 100.0 and fam['class'] == 0.0
+    dims = dimension_table(df).iloc[0]
+    assert dims['L'] == 100.0 and 0 <= dims['A'] < 100
+
+def test_cli_build(tmp_path):
+    r = subprocess.run([sys.executable, '-c', "import argparse, sys; from l0kit.corebench import register_cli; "
+                        "p = argparse.ArgumentParser(); register_cli(p.add_subparsers()); a = p.parse_args(sys.argv[1:]); "
+                        "sys.exit(a.func(a))", 'core-build', '--out', str(tmp_path)],
+                       capture_output=True, text=True, env={**os.environ, 'PYTHONPATH': os.getcwd()})
+    assert r.returncode == 0, r.stderr
+    assert 'wrote' in r.stdout and (tmp_path / 'test.jsonl').exists() and (tmp_path / 'card.json').exists()
+
+@pytest.mark.slow
+def test_sandbox_limits_on_hostile_code():
+    for src, status in [("def f():\n    import os\n    os.system('true')\n", 'error'),
+                        ("def f():\n    while True:\n        pass\n", 'timeout'),
+                        ("def f():\n    return bytearray(10**10)\n", 'memory')]:
+        tr = trace_call(src, 'f', '', max_steps=10**9, timeout_s=1.0)
+        assert tr.status == status, (src, tr.status, tr.error)
