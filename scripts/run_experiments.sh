@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 MODEL="${1:-smollm2}"
 SCALE="${2:-small}"
 case "$SCALE" in
-  small) DATA=small; PROGRAMS=2; VOTERS=2; SPLITS=short; SHOTS=2,4; VPROGRAMS=10; VVOTERS=1024 ;;
+  small) DATA=small; PROGRAMS=2; VOTERS=2; SPLITS=short; SHOTS=2,4; VPROGRAMS=5; VVOTERS=1024 ;;
   full)  DATA=full; PROGRAMS=500; VOTERS=31; SPLITS=short,medium,long,extra_long; SHOTS=2,4,8,16,32,64; VPROGRAMS=500; VVOTERS=1024 ;;
   *) echo "unknown scale '$SCALE': use small or full" >&2; exit 2 ;;
 esac
@@ -34,5 +34,6 @@ run l0_01_data -p scale "$DATA" -p token_programs 50
 run l0_02_main_results -p model "$MODEL" -p programs "$PROGRAMS" -p voters "$VOTERS" -p splits "$SPLITS"
 run l0_03_test_time_scaling -p model "$MODEL" -p programs "$PROGRAMS" -p voters "$VOTERS" -p splits "$SPLITS" -p shots "$SHOTS" \
     -p voting_model "$VMODEL" -p voting_programs "$VPROGRAMS" -p voting_voters "$VVOTERS"
-run l0_04_ablations -p model "$MODEL" -p programs "$PROGRAMS" -p voters "$VOTERS"
+T5=False; [ "$SCALE" = full ] && T5=True
+run l0_04_ablations -p model "$MODEL" -p programs "$PROGRAMS" -p voters "$VOTERS" -p run_table5_model "$T5"
 echo "executed notebooks and timings in $OUT"
