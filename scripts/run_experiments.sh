@@ -20,7 +20,7 @@ case "$SCALE" in
   *) echo "unknown scale '$SCALE': use small or full" >&2; exit 2 ;;
 esac
 # figure 3's voters: the simulated model unless a full-scale run names a real model
-VMODEL='simulated:rate=0.004'; [ "$SCALE" = full ] && VMODEL="$MODEL"
+VMODEL='simulated:rate=0.02'; [ "$SCALE" = full ] && VMODEL="$MODEL"
 OUT="runs/experiments/$(echo "$MODEL" | tr -c 'A-Za-z0-9.=_-' '_')-$SCALE"
 mkdir -p "$OUT"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
