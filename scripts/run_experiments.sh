@@ -20,7 +20,7 @@ case "$SCALE" in
   small|full) ;;
   *) echo "unknown scale '$SCALE': use small or full" >&2; exit 2 ;;
 esac
-OUT="runs/experiments/$(echo "$MODEL" | tr -c 'A-Za-z0-9.=_-' '_')-$SCALE"
+OUT="runs/experiments/$(printf %s "$MODEL" | tr -c 'A-Za-z0-9.=_-' '_')-$SCALE"
 mkdir -p "$OUT"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 run() {  # notebook, then papermill -p pairs
