@@ -76,6 +76,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                  'l0kit.corebench.load_core_simulated': ('corebench.html#load_core_simulated', 'l0kit/corebench.py'),
                                  'l0kit.corebench.model_family': ('corebench.html#model_family', 'l0kit/corebench.py'),
                                  'l0kit.corebench.problem_metrics': ('corebench.html#problem_metrics', 'l0kit/corebench.py'),
+                                 'l0kit.corebench.published_statistics': ('corebench.html#published_statistics', 'l0kit/corebench.py'),
                                  'l0kit.corebench.published_table': ('corebench.html#published_table', 'l0kit/corebench.py'),
                                  'l0kit.corebench.register_cli': ('corebench.html#register_cli', 'l0kit/corebench.py'),
                                  'l0kit.corebench.score_response': ('corebench.html#score_response', 'l0kit/corebench.py'),
