@@ -369,6 +369,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                         'l0kit.procbench.parser.read_state': ( 'procbench_parser.html#read_state',
                                                                                'l0kit/procbench/parser.py'),
                                         'l0kit.procbench.parser.to_state': ('procbench_parser.html#to_state', 'l0kit/procbench/parser.py')},
+            'l0kit.procbench.published': { 'l0kit.procbench.published.published_table2': ( 'procbench_published.html#published_table2',
+                                                                                           'l0kit/procbench/published.py')},
             'l0kit.procbench.sentences': { 'l0kit.procbench.sentences.SentenceSourceMissing': ( 'procbench_sentences.html#sentencesourcemissing',
                                                                                                 'l0kit/procbench/sentences.py'),
                                            'l0kit.procbench.sentences._background': ( 'procbench_sentences.html#_background',
