@@ -101,7 +101,8 @@ def family_heatmap(table: pd.DataFrame, # from `family_table`, one row per model
         order = sorted(range(vals.shape[1]), key=lambda c: -vals[r, c] if vals[r, c] == vals[r, c] else float('inf'))
         for c in range(vals.shape[1]):
             ax.text(c, r, f"{vals[r, c]:.1f}", ha='center', va='center', color='white' if vals[r, c] > 60 else 'black')
-        for rank, c in enumerate(order[:2]):
+        finite = {vals[r, c] for c in range(vals.shape[1]) if vals[r, c] == vals[r, c]}
+        for rank, c in enumerate(order[:2] if len(finite) > 1 else []):   # no boxes when the whole row ties
             ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, lw=2.5, edgecolor=('red', 'gold')[rank]))
     ax.set_title(title); fig.colorbar(im, ax=ax, label='I_s (%)'); fig.tight_layout()
     return fig
