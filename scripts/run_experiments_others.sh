@@ -9,6 +9,13 @@
 # cell right after the notebook's `parameters` cell. The executed copy (with outputs) is written to
 # runs/experiments/NAME.ipynb; the source notebooks in nbs/ stay clean. With papermill installed you can use it
 # directly instead: `papermill nbs/experiments/sx_01_data.ipynb out.ipynb -p scale 0.5`.
+#
+# The committed figures/ and tables came from these commands on a shared 2-core CPU (times include the model runs):
+#   bash scripts/run_experiments_others.sh sx_01_data procbench_01_data core_01_data          # 44 s, 15 s, 14 s
+#   PARAMS='model=smollm2:threads=1 max_new_tokens=192' bash scripts/run_experiments_others.sh procbench_02_models  # ~14 min
+#   PARAMS='model=smollm2:threads=1 per_subset=4 max_new_tokens=256' bash scripts/run_experiments_others.sh sx_02_models  # ~4 min
+#   PARAMS='model=smollm2:threads=1 max_new_tokens=96' bash scripts/run_experiments_others.sh core_02_models  # ~11 min
+# The model notebooks resume their run directories under runs/, so an interrupted command continues where it stopped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
