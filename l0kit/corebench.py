@@ -16,9 +16,9 @@ from .pytrace import literal_value
 
 # %% auto #0
 __all__ = ['TABLE1_COLUMNS', 'score_response', 'problem_metrics', 'summarize', 'dimension_table', 'family_table',
-           'family_heatmap', 'model_family', 'items_from_published', 'CoreBenchmark', 'published_table', 'wrong_value',
-           'simulate_core_response', 'CoreCompletion', 'CoreSimulatedModel', 'load_core_simulated', 'score_run',
-           'core_report', 'core_build_main', 'core_report_main', 'register_cli']
+           'family_heatmap', 'model_family', 'items_from_published', 'CoreBenchmark', 'published_table',
+           'published_statistics', 'wrong_value', 'simulate_core_response', 'CoreCompletion', 'CoreSimulatedModel',
+           'load_core_simulated', 'score_run', 'core_report', 'core_build_main', 'core_report_main', 'register_cli']
 
 # %% ../nbs/30e_corebench.ipynb #5fe9a30e
 def score_response(item: dict, response: str) -> dict:
@@ -101,7 +101,8 @@ def family_heatmap(table: pd.DataFrame, # from `family_table`, one row per model
         order = sorted(range(vals.shape[1]), key=lambda c: -vals[r, c] if vals[r, c] == vals[r, c] else float('inf'))
         for c in range(vals.shape[1]):
             ax.text(c, r, f"{vals[r, c]:.1f}", ha='center', va='center', color='white' if vals[r, c] > 60 else 'black')
-        for rank, c in enumerate(order[:2]):
+        finite = {vals[r, c] for c in range(vals.shape[1]) if vals[r, c] == vals[r, c]}
+        for rank, c in enumerate(order[:2] if len(finite) > 1 else []):   # no boxes when the whole row ties
             ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, lw=2.5, edgecolor=('red', 'gold')[rank]))
     ax.set_title(title); fig.colorbar(im, ax=ax, label='I_s (%)'); fig.tight_layout()
     return fig
@@ -184,6 +185,13 @@ def published_table(number: int # 1 (I, I_s, W, W_s, RCS, Cons.) or 2 (W_s per d
     "Table 1 or 2 of the CoRE paper, as published."
     if number not in (1, 2): raise ValueError(f"the paper has tables 1 and 2, not {number!r}")
     return pd.read_csv(PROBLEM_SET.parent / f"published_table{number}.csv")   # next to the kit's problem set
+
+# %% ../nbs/30e_corebench.ipynb #8fcc4bcd
+def published_statistics(figure: int # 2 (benchmarks: Samples, Tests, Impl., J, CC, Inter.) or 4 (data set composition)
+                        ) -> pd.DataFrame:
+    "The data statistics of figure 2 or figure 4 of the CoRE paper, as published."
+    if figure not in (2, 4): raise ValueError(f"the paper's data statistics are in figures 2 and 4, not {figure!r}")
+    return pd.read_csv(PROBLEM_SET.parent / f"published_figure{figure}.csv")
 
 # %% ../nbs/30e_corebench.ipynb #3517da1d
 def wrong_value(value, rng: random.Random):
