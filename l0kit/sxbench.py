@@ -11,9 +11,9 @@ from .stepcount import SEMANTICS_VERSION
 from .sxdata import SXConfig, SUBSET_TITLES, write_dataset, table2, GenerationError
 
 # %% auto #0
-__all__ = ['COUNTING_RULES', 'TABLE3_COLUMNS', 'PAPER_TABLE_3', 'SX_BENCHMARKS', 'predict_prompt', 'reasoning_prompt',
-           'parse_judgements', 'parse_step_answers', 'score_response', 'summarize_scores', 'composition_accuracy',
-           'accuracy_by_steps', 'SXDataError', 'SXBenchmark', 'register_cli', 'cli_generate']
+__all__ = ['COUNTING_RULES', 'TABLE3_COLUMNS', 'PAPER_TABLE_3', 'PAPER_TABLE_4', 'SX_BENCHMARKS', 'predict_prompt',
+           'reasoning_prompt', 'parse_judgements', 'parse_step_answers', 'score_response', 'summarize_scores',
+           'composition_accuracy', 'accuracy_by_steps', 'SXDataError', 'SXBenchmark', 'register_cli', 'cli_generate']
 
 # %% ../nbs/20f_sxbench.ipynb #504964ab
 COUNTING_RULES = """`run_steps` starts at 0 just before the call to `main`. It goes up by 1 each time:
@@ -139,6 +139,12 @@ PAPER_TABLE_3 = pd.DataFrame([
     ('Gemini-2.5-flash', True, 54.31, 65.66, 66.13, 31.15), ('Gemini-2.5-Pro', True, 82.89, 90.10, 90.13, 68.45),
     ('openai-o4-mini', True, 82.27, 90.42, 87.73, 68.65), ('openai-o3', True, 86.92, 91.05, 91.33, 78.37),
 ], columns=['Model', 'Reasoning'] + TABLE3_COLUMNS).set_index('Model')
+
+# %% ../nbs/20f_sxbench.ipynb #8cdb6bbd
+PAPER_TABLE_4 = pd.DataFrame([
+    ('Qwen3-14B', 'Non-Reasoning', 12.78, 21.25, 13.33, 3.77), ('Qwen3-14B', 'Reasoning-Enhanced', 45.91, 71.09, 47.2, 19.44),
+    ('Qwen3-32B', 'Non-Reasoning', 16.68, 29.07, 16.4, 4.56), ('Qwen3-32B', 'Reasoning-Enhanced', 55.93, 74.6, 57.87, 35.32),
+], columns=['Model', 'Type'] + TABLE3_COLUMNS).set_index(['Model', 'Type'])
 
 # %% ../nbs/20f_sxbench.ipynb #d2b90cde
 class SXDataError(ValueError):
