@@ -12,6 +12,8 @@ import l0kit
 from .pytrace import trace_in_process, trace_call, Trace
 from .diversity import filter_implementations, reduce_tests, cyclomatic_complexity, jaccard_similarity
 from .probes import candidate_probes, select_probes, normalize_answer_type, DIMENSIONS
+from .config import ConfigError, read_yaml_mapping, check_fields
+
 
 # %% auto #0
 __all__ = ['METHODS', 'PROBLEM_SET', 'CoreConfigError', 'CoreConfig', 'CoreDataError', 'infer_entry_point', 'load_core_io',
@@ -19,7 +21,7 @@ __all__ = ['METHODS', 'PROBLEM_SET', 'CoreConfigError', 'CoreConfig', 'CoreDataE
            'read_core_items']
 
 # %% ../nbs/30c_coredata.ipynb #7b45b24a
-class CoreConfigError(ValueError):
+class CoreConfigError(ConfigError):
     "A CoRE configuration that cannot be used as given."
 
 METHODS = ('io', 'cot', 'coc')
@@ -41,16 +43,13 @@ class CoreConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> CoreConfig:
-        known = {f.name for f in fields(cls)}
-        if unknown := set(d) - known: raise CoreConfigError(f"unknown CoRE settings {sorted(unknown)}; known: {sorted(known)}")
+        check_fields(cls, d)
         return cls(**d)
 
     @classmethod
     def from_yaml(cls, path) -> CoreConfig:
         "Load a configuration from a YAML file of field: value lines."
-        d = yaml.safe_load(Path(path).read_text()) or {}
-        if not isinstance(d, dict): raise CoreConfigError(f"{path}: expected a mapping of settings, got {type(d).__name__}")
-        return cls.from_dict(d)
+        return cls.from_dict(read_yaml_mapping(path))
 
     def to_dict(self) -> dict: return asdict(self)
 

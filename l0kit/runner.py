@@ -12,12 +12,11 @@ from .models import GenerationParams, Model, load_model
 from .prompts import Prompt, prompt_hash
 
 # %% auto #0
-__all__ = ['RUN_FILE', 'RESPONSES_FILE', 'ConfigError', 'EvalConfig', 'voter_seed', 'draw_demonstrations', 'generation_budget',
-           'split_think', 'RunError', 'read_responses', 'append_records', 'open_run', 'run_eval', 'summarize_run']
+__all__ = ['RUN_FILE', 'RESPONSES_FILE', 'EvalConfig', 'voter_seed', 'draw_demonstrations', 'generation_budget', 'split_think',
+           'RunError', 'read_responses', 'append_records', 'open_run', 'run_eval', 'summarize_run']
 
 # %% ../nbs/06_runner.ipynb #cfc1c115
-class ConfigError(ValueError):
-    "A configuration file or value is not valid."
+from .config import ConfigError, read_yaml_mapping, check_fields
 
 @dataclass
 class EvalConfig:
@@ -49,17 +48,13 @@ class EvalConfig:
     @classmethod
     def from_dict(cls, d: dict) -> EvalConfig:
         "A config from a dict; unknown keys are an error."
-        names = {f.name for f in dataclasses.fields(cls)}
-        if unknown := sorted(set(d) - names): raise ConfigError(f"unknown config keys {unknown}; known: {', '.join(sorted(names))}")
+        check_fields(cls, d)
         return cls(**d)
 
     @classmethod
     def from_yaml(cls, path) -> EvalConfig:
         "A config from a YAML file."
-        import yaml
-        d = yaml.safe_load(Path(path).read_text()) or {}
-        if not isinstance(d, dict): raise ConfigError(f"{path} must hold a mapping of config keys")
-        return cls.from_dict(d)
+        return cls.from_dict(read_yaml_mapping(path))
 
     def as_dict(self) -> dict: return asdict(self)
 

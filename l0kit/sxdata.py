@@ -162,8 +162,8 @@ class SXConfig:
     @classmethod
     def from_yaml(cls, path) -> SXConfig:
         "A config from a YAML file."
-        import yaml
-        return cls.from_dict(yaml.safe_load(Path(path).read_text()) or {})
+        from l0kit.config import read_yaml_mapping
+        return cls.from_dict(read_yaml_mapping(path))
 
 # %% ../nbs/20e_sxdata.ipynb #caee86a2
 def composition_plan(cfg: SXConfig, sub: SubsetConfig) -> list[str]:

@@ -33,10 +33,9 @@ class ProcBenchConfig:
 
     @classmethod
     def from_yaml(cls, path) -> ProcBenchConfig:
-        import yaml
-        data = yaml.safe_load(Path(path).read_text()) or {}
-        unknown = set(data) - set(cls.__dataclass_fields__)
-        if unknown: raise ProcBenchError(f"unknown ProcBench config fields {sorted(unknown)} in {path}")
+        from l0kit.config import read_yaml_mapping, check_fields
+        data = read_yaml_mapping(path)
+        check_fields(cls, data)
         return cls(**data)
 
 # %% ../../nbs/10d_procbench_dataset.ipynb #f2900649
