@@ -255,6 +255,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                           'l0kit.hf.TransformersModel._run': ('hf.html#transformersmodel._run', 'l0kit/hf.py'),
                           'l0kit.hf.TransformersModel.close': ('hf.html#transformersmodel.close', 'l0kit/hf.py'),
                           'l0kit.hf.TransformersModel.count_tokens': ('hf.html#transformersmodel.count_tokens', 'l0kit/hf.py'),
+                          'l0kit.hf.TransformersModel.fit': ('hf.html#transformersmodel.fit', 'l0kit/hf.py'),
                           'l0kit.hf.TransformersModel.generate': ('hf.html#transformersmodel.generate', 'l0kit/hf.py'),
                           'l0kit.hf.TransformersModel.info': ('hf.html#transformersmodel.info', 'l0kit/hf.py'),
                           'l0kit.hf.TransformersModel.render': ('hf.html#transformersmodel.render', 'l0kit/hf.py'),

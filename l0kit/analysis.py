@@ -247,6 +247,13 @@ def score_run(run_dir: str | Path,  # a directory written by the runner
     "The run's metadata and its scored responses."
     meta, responses = load_run(run_dir)
     if responses.empty: raise RunDirectoryError(f"{Path(run_dir) / 'responses.jsonl'} holds no responses yet")
+    failed = responses["error"].notna()
+    if failed.all():
+        raise RunDirectoryError(f"every response in {run_dir} failed, e.g. {responses['error'].iloc[0]}")
+    if failed.any():  # a request that failed is not an answer: leave it out, as the runner retries it
+        warnings.warn(f"{int(failed.sum())} failed response(s) in {run_dir} are left out of the scores, e.g. "
+                      f"{responses.loc[failed, 'error'].iloc[0]}; run the same command again to retry them")
+        responses = responses[~failed].reset_index(drop=True)
     if items is None: items = load_run_items(meta, run_dir, data)
     return meta, score_responses(responses, items, strict=strict)
 

