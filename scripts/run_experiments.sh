@@ -1,46 +1,68 @@
 #!/usr/bin/env bash
-# Run the L0-Bench experiment notebooks (nbs/experiments/l0_*.ipynb) with papermill and keep each executed copy.
+# Run the experiment notebooks (nbs/experiments/*.ipynb) with papermill, keep each executed copy and time it.
 #
-#   scripts/run_experiments.sh [MODEL] [SCALE]
+#   scripts/run_experiments.sh [MODEL] [SCALE] [NOTEBOOK ...]
 #
-# MODEL: a model spec as `l0kit models` lists them (default: smollm2, the embedded SmolLM2-135M-Instruct),
-#        e.g. hf:/models/Qwen2.5-7B-Instruct,device=cuda  or  openai:http://localhost:8000/v1#qwen
-# SCALE: small (default): the notebooks' defaults, what a shared 2-core CPU affords (short split, 2 programs,
-#        2 voters, 4 shots; figure 3 with the simulated model at 1,024 voters)
-#        full: the paper (500 programs per split, 31 voters, all four splits, 2 to 64 shots, think bypass,
-#        all task variations and ablation runs, 1,024 voters in figure 3 on the named model)
-# The executed notebooks go to runs/experiments/<model>-<scale>/; figures and tables to figures/l0/;
-# runs (responses.jsonl) to runs/l0/<model>/, resumed when the same command runs again.
-# Needs papermill (pip install papermill) in the kit's environment.
+# MODEL    a model spec as `l0kit models` lists them (default: smollm2, the embedded SmolLM2-135M-Instruct), e.g.
+#          hf:/models/Qwen2.5-7B-Instruct,device=cuda   or   openai:http://localhost:8000/v1#qwen
+#          It is the model of every model notebook. A simulated L0 model (simulated:rate=0.01) only fits the L0
+#          notebooks, so with one the default notebook list is the four l0_* notebooks.
+# SCALE    small (default): the notebooks' own defaults, what a shared 2-core CPU affords with the embedded model
+#          full: the papers' sizes: L0 500 programs per split x 31 voters on all four splits, 2 to 64 shots, think
+#          bypass, task variations, the model on all 18 ablation sets, 1,024 voters in figure 3; ProcBench all 5,520
+#          items; SX every sample of the three subsets; CoRE all three prompting methods
+# NOTEBOOK names without .ipynb (default: all ten, data notebooks first, in the papers' order)
+#
+# Executed notebooks go to runs/experiments/<model>-<scale>/ with timings.tsv (notebook, seconds); figures and tables
+# to figures/; model runs to runs/, resumed when the same command runs again (an interrupted command continues).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODEL="${1:-smollm2}"
 SCALE="${2:-small}"
+shift $(( $# < 2 ? $# : 2 ))
 case "$SCALE" in
   small|full) ;;
   *) echo "unknown scale '$SCALE': use small or full" >&2; exit 2 ;;
 esac
+[ -x .venv/bin/python ] && export PATH="$PWD/.venv/bin:$PATH"
+command -v papermill >/dev/null || { echo "papermill is missing: pip install -e '.[dev]' (or bash scripts/setup.sh)" >&2; exit 2; }
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+L0=(l0_01_data l0_02_main_results l0_03_test_time_scaling l0_04_ablations)
+OTHERS=(procbench_01_data procbench_02_models sx_01_data sx_02_models core_01_data core_02_models)
+names=("$@")
+if [ ${#names[@]} -eq 0 ]; then
+  case "$MODEL" in simulated*) names=("${L0[@]}") ;; *) names=("${L0[@]}" "${OTHERS[@]}") ;; esac
+fi
 OUT="runs/experiments/$(printf %s "$MODEL" | tr -c 'A-Za-z0-9.=_-' '_')-$SCALE"
 mkdir -p "$OUT"
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-run() {  # notebook, then papermill -p pairs
-  local nb="$1"; shift
-  local t0=$SECONDS
-  papermill --cwd nbs/experiments "nbs/experiments/$nb.ipynb" "$OUT/$nb.ipynb" "$@"
-  echo "$nb: $((SECONDS - t0)) s" | tee -a "$OUT/timings.txt"
+ALL=short,medium,long,extra_long
+set_args() {  # the papermill arguments of notebook $1 at this scale, into the array `args`
+  args=()
+  case "$1" in
+    l0_01_data) [ "$SCALE" = full ] && args=(-p scale full -p token_programs 500) || args=(-p scale small) ;;
+    l0_02_main_results) args=(-p model "$MODEL")
+      [ "$SCALE" = full ] && args+=(-p programs 500 -p voters 31 -p splits "$ALL") ;;
+    l0_03_test_time_scaling) args=(-p model "$MODEL")
+      [ "$SCALE" = full ] && args+=(-p programs 500 -p voters 31 -p splits "$ALL" -p shots 2,4,8,16,32,64 -p think_bypass True
+                                    -p voting_model "$MODEL" -p voting_programs 500 -p voting_voters 1024) ;;
+    l0_04_ablations) args=(-p model "$MODEL")
+      [ "$SCALE" = full ] && args+=(-p programs 500 -p voters 31 -p setups default,variation_1,variation_2
+                                    -p ablation_programs 500 -p run_table5_model True) ;;
+    procbench_02_models) args=(-p model "$MODEL")
+      [ "$SCALE" = full ] && args+=(-y "lengths: [$(seq -s, 2 25)]" -p examples 10) ;;
+    sx_02_models) args=(-p model "$MODEL"); [ "$SCALE" = full ] && args+=(-p per_subset 750) ;;
+    core_02_models) args=(-p model "$MODEL"); [ "$SCALE" = full ] && args+=(-y "methods: [io, cot, coc]") ;;
+  esac  # the data notebooks' defaults are the papers' sizes
+  return 0
 }
-if [ "$SCALE" = small ]; then  # the notebooks' own defaults, with the model named
-  run l0_01_data -p scale small
-  run l0_02_main_results -p model "$MODEL"
-  run l0_03_test_time_scaling -p model "$MODEL"
-  run l0_04_ablations -p model "$MODEL"
-else  # the paper's sizes; figure 3's 1,024 voters run on the named model too
-  ALL=short,medium,long,extra_long
-  run l0_01_data -p scale full -p token_programs 500
-  run l0_02_main_results -p model "$MODEL" -p programs 500 -p voters 31 -p splits "$ALL"
-  run l0_03_test_time_scaling -p model "$MODEL" -p programs 500 -p voters 31 -p splits "$ALL" -p shots 2,4,8,16,32,64 \
-      -p think_bypass True -p voting_model "$MODEL" -p voting_programs 500 -p voting_voters 1024
-  run l0_04_ablations -p model "$MODEL" -p programs 500 -p voters 31 -p setups default,variation_1,variation_2 \
-      -p ablation_programs 500 -p run_table5_model True
-fi
-echo "executed notebooks and timings in $OUT"
+total=0
+for nb in "${names[@]}"; do
+  [ -f "nbs/experiments/$nb.ipynb" ] || { echo "no notebook nbs/experiments/$nb.ipynb" >&2; exit 2; }
+  set_args "$nb"
+  echo "== $nb ${args[*]}"
+  t0=$SECONDS
+  papermill --cwd nbs/experiments "nbs/experiments/$nb.ipynb" "$OUT/$nb.ipynb" "${args[@]}"
+  dt=$((SECONDS - t0)); total=$((total + dt))
+  printf '%s\t%s\n' "$nb" "$dt" | tee -a "$OUT/timings.tsv"
+done
+echo "all ${#names[@]} notebooks: $total s; executed copies and timings.tsv in $OUT"
