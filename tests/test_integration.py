@@ -105,3 +105,22 @@ def test_procbench_with_the_embedded_model(tmp_path):
     cli('eval', '--benchmark', 'procbench', '--data', tmp_path / 'data', '--split', 'short', '--model', 'smollm2',
         '--voters', '1', '--limit', '1', '--max-new-tokens-cap', '48', '--out', tmp_path / 'run', '--no-progress')
     assert len(read_responses(tmp_path / 'run')) == 1
+
+
+def test_experiment_cost_projects_from_measured_batches(tmp_path):
+    "benchmarks/experiment_cost.py: a batch's latency counts once; a split whose requests all failed is not runnable."
+    def write(split, records):
+        d = tmp_path / 'runs' / split; d.mkdir(parents=True)
+        (d / 'run.json').write_text(json.dumps({'split': split, 'model': 'm', 'model_info': {'batch_size': 2}}))
+        (d / 'responses.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in records))
+    rec = dict(prompt_hash='-', response='L2,', prompt_tokens=100, completion_tokens=10, error=None, finish_reason='stop')
+    write('short', [dict(rec, id=f'p{i}', voter=0, latency_s=4.0 if i < 2 else 6.0) for i in range(4)])  # 2 batches: 10 s
+    write('long', [dict(rec, id='q', voter=0, latency_s=0.0, response='', error='prompt of 9000 tokens does not fit',
+                        finish_reason='error')])
+    out = subprocess.run([sys.executable, 'benchmarks/experiment_cost.py', str(tmp_path / 'runs'), '--programs', '10', '--voters', '36'],
+                         capture_output=True, text=True, cwd=Path(__file__).parents[1])
+    assert out.returncode == 0, out.stderr
+    assert 'not runnable: prompt of 9000 tokens' in out.stdout
+    short = next(l for l in out.stdout.splitlines() if l.startswith('short')).split()
+    assert short[1:3] == ['4', '0'] and float(short[4]) == 2.5   # 10 s over 4 responses
+    assert 'projected generation time of the runnable splits: 0.2 h' in out.stdout   # 2.5 s x 360 responses = 0.25 h

@@ -1,0 +1,56 @@
+"""Project the generation time of a full-scale L0 run from a measured smaller one.
+
+    python benchmarks/experiment_cost.py runs/l0/smollm2/main-8-seed0 [--programs 500] [--voters 31]
+
+Reads every split's run directory under the given directory, measures the generation seconds per response
+(each batch's latency counted once, failed requests left out), and multiplies by programs x voters per split.
+Splits whose requests failed (a prompt longer than the model's context) are reported as not runnable.
+The projection is an estimate from one machine's measurement, not a run: it says so in its output.
+"""
+import argparse
+import platform
+from pathlib import Path
+
+from l0kit.analysis import load_run
+
+
+def measure(run_dir: Path) -> dict:
+    "Responses, failures, tokens and generation seconds of one run directory."
+    meta, df = load_run(run_dir)
+    failed = df['error'].notna()
+    ok = df[~failed]
+    seconds = float(ok.drop_duplicates('latency_s')['latency_s'].sum())  # a batch's latency is shared by its rows
+    return dict(split=meta.get('split'), model=meta.get('model'), responses=len(ok), failed=int(failed.sum()),
+                completion_tokens=int(ok['completion_tokens'].fillna(0).sum()),
+                prompt_tokens=float(ok['prompt_tokens'].mean()) if len(ok) else float('nan'),
+                seconds=seconds, batch=(meta.get('model_info') or {}).get('batch_size'),
+                first_error=df.loc[failed, 'error'].iloc[0] if failed.any() else None)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('runs', type=Path, help='a directory holding one run directory per split')
+    ap.add_argument('--programs', type=int, default=500, help='programs per split at full scale (the paper: 500)')
+    ap.add_argument('--voters', type=int, default=31, help='voters per program at full scale (the paper: 31)')
+    a = ap.parse_args()
+    dirs = sorted(d for d in a.runs.iterdir() if (d / 'run.json').is_file())
+    if not dirs: raise SystemExit(f"no run directories (with run.json) under {a.runs}")
+    n_full = a.programs * a.voters
+    total, rows = 0.0, [measure(d) for d in dirs]
+    print(f"measured on {platform.machine()} with {platform.python_version()}; projection to {a.programs} programs x "
+          f"{a.voters} voters per split (an estimate, not a run)")
+    print(f"{'split':<11}{'ok':>5}{'failed':>8}{'prompt tok':>12}{'s/response':>12}{'tok/s':>8}{'projected h':>13}")
+    for r in rows:
+        if not r['responses']:
+            print(f"{r['split']:<11}{0:>5}{r['failed']:>8}  not runnable: {r['first_error']}")
+            continue
+        per = r['seconds'] / r['responses']
+        hours = per * n_full / 3600
+        total += hours
+        print(f"{r['split']:<11}{r['responses']:>5}{r['failed']:>8}{r['prompt_tokens']:>12.0f}{per:>12.1f}"
+              f"{r['completion_tokens'] / max(r['seconds'], 1e-9):>8.1f}{hours:>13.1f}")
+    print(f"projected generation time of the runnable splits: {total:.1f} h ({total / 24:.1f} days)")
+
+
+if __name__ == '__main__':
+    main()
