@@ -108,7 +108,7 @@ def test_procbench_with_the_embedded_model(tmp_path):
 
 
 def test_experiment_cost_projects_from_measured_batches(tmp_path):
-    "benchmarks/experiment_cost.py: a batch's latency counts once; a split whose requests all failed is not runnable."
+    "benchmarks/experiment_cost.py: the median batch rate; a split whose requests all failed is not runnable."
     def write(split, records):
         d = tmp_path / 'runs' / split; d.mkdir(parents=True)
         (d / 'run.json').write_text(json.dumps({'split': split, 'model': 'm', 'model_info': {'batch_size': 2}}))
@@ -122,5 +122,5 @@ def test_experiment_cost_projects_from_measured_batches(tmp_path):
     assert out.returncode == 0, out.stderr
     assert 'not runnable: prompt of 9000 tokens' in out.stdout
     short = next(l for l in out.stdout.splitlines() if l.startswith('short')).split()
-    assert short[1:3] == ['4', '0'] and float(short[4]) == 2.5   # 10 s over 4 responses
+    assert short[1:4] == ['4', '0', '2'] and float(short[5]) == 2.5   # median of 2 s and 3 s per response
     assert 'projected generation time of the runnable splits: 0.2 h' in out.stdout   # 2.5 s x 360 responses = 0.25 h
