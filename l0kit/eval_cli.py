@@ -69,7 +69,8 @@ def eval_command(args) -> int:
     print(f"{s['complete']}/{s['pairs']} responses in {s['run_dir']} ({s['new']} new, {s['skipped']} already there, {s['elapsed_s']} s)")
     for why, n in s['problems'].items(): _say(f"warning: {n} responses are unusable ({why}); see {s['run_dir']}/responses.jsonl")
     if s['failed']:
-        _say(f"{s['failed']} requests failed (their errors are in responses.jsonl); run the same command again to retry them")
+        _say(f"{s['failed']} requests failed, e.g. {s['first_error']}\n(every error is in responses.jsonl; the same command "
+             "retries them, which helps when the cause was passing, such as a server that was down)")
         return 1
     return 0
 

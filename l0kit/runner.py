@@ -207,5 +207,6 @@ def summarize_run(benchmark, items: list, out, config: EvalConfig) -> dict:
     for r in ok:
         why = 'empty' if not r['response'].strip() else (check(by_id[r['id']], r['response']) if check else None)
         if why: problems[why] = problems.get(why, 0) + 1
-    return {'run_dir': str(out), 'pairs': len(items) * config.voters, 'complete': len(ok), 'failed': len(recs) - len(ok),
-            'problems': problems}
+    errors = [r['error'] for r in recs if r.get('error')]
+    return {'run_dir': str(out), 'pairs': len(items) * config.voters, 'complete': len(ok), 'failed': len(errors),
+            'first_error': errors[0] if errors else None, 'problems': problems}
