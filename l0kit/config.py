@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 # %% auto #0
-__all__ = ['ConfigError', 'read_yaml_mapping', 'check_fields']
+__all__ = ['ConfigError', 'read_yaml_mapping', 'check_fields', 'YamlConfig']
 
 # %% ../nbs/00a_config.ipynb #b672eb2d
 class ConfigError(ValueError):
@@ -30,3 +30,16 @@ def check_fields(cls, d: dict, what: str | None = None):
     known = sorted(f.name for f in dataclasses.fields(cls))
     if unknown := sorted(set(d) - set(known)):
         raise ConfigError(f"unknown {what or cls.__name__} field(s) {unknown}; known fields: {known}")
+
+class YamlConfig:
+    "Mixin of the configuration dataclasses: `from_dict` rejects unknown fields by name, `from_yaml` reads a file."
+    @classmethod
+    def from_dict(cls, d: dict):
+        "An instance from a dict of field values; unknown keys are a `ConfigError` naming the known fields."
+        check_fields(cls, d)
+        return cls(**d)
+
+    @classmethod
+    def from_yaml(cls, path):
+        "An instance from a YAML file of field: value pairs (through `from_dict`, so checks and conversions apply)."
+        return cls.from_dict(read_yaml_mapping(path))

@@ -12,7 +12,7 @@ import l0kit
 from .pytrace import trace_in_process, trace_call, Trace
 from .diversity import filter_implementations, reduce_tests, cyclomatic_complexity, jaccard_similarity
 from .probes import candidate_probes, select_probes, normalize_answer_type, DIMENSIONS
-from .config import ConfigError, read_yaml_mapping, check_fields
+from .config import ConfigError, YamlConfig
 
 
 # %% auto #0
@@ -27,7 +27,7 @@ class CoreConfigError(ConfigError):
 METHODS = ('io', 'cot', 'coc')
 
 @dataclass
-class CoreConfig:
+class CoreConfig(YamlConfig):
     "Settings of CoRE's construction and evaluation (paper defaults)."
     method: str = 'cot'            # prompting method: io, cot or coc
     tau_cc: float = 3.0            # least cyclomatic complexity of a kept implementation
@@ -40,16 +40,6 @@ class CoreConfig:
     def __post_init__(self):
         if self.method not in METHODS: raise CoreConfigError(f"method must be one of {METHODS}, got {self.method!r}")
         if self.probes_per_problem < 1: raise CoreConfigError("probes_per_problem must be at least 1")
-
-    @classmethod
-    def from_dict(cls, d: dict) -> CoreConfig:
-        check_fields(cls, d)
-        return cls(**d)
-
-    @classmethod
-    def from_yaml(cls, path) -> CoreConfig:
-        "Load a configuration from a YAML file of field: value lines."
-        return cls.from_dict(read_yaml_mapping(path))
 
     def to_dict(self) -> dict: return asdict(self)
 

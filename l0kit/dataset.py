@@ -8,10 +8,9 @@ import gzip, json, math, multiprocessing as mp, random, statistics, time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from typing import Callable, Iterable
-import yaml
 import l0kit
 from .generator import GenConfig, ProgramGenerator, sample_inputs, GenerationError
-from .config import ConfigError, read_yaml_mapping, check_fields
+from .config import ConfigError, YamlConfig
 from .tracer import trace_program, TraceError
 
 # %% auto #0
@@ -29,7 +28,7 @@ class SplitSpec:
     count: int
 
 @dataclass
-class DatasetConfig:
+class DatasetConfig(YamlConfig):
     "Everything a data set is a function of (with the kit version)."
     name: str = 'custom'
     gen: GenConfig = field(default_factory=GenConfig)
@@ -52,16 +51,6 @@ class DatasetConfig:
     def to_dict(self) -> dict:
         return {'name': self.name, 'gen': self.gen.to_dict(), 'splits': [asdict(s) for s in self.splits],
                 'input_tries': self.input_tries, 'demo_tries_per_demo': self.demo_tries_per_demo}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> DatasetConfig:
-        check_fields(cls, d)
-        return cls(**d)
-
-    @classmethod
-    def from_yaml(cls, path) -> DatasetConfig:
-        "Load a data set configuration (keys: name, gen, splits, ...) from YAML."
-        return cls.from_dict(read_yaml_mapping(path))
 
     def with_counts(self, count: int) -> DatasetConfig:
         "The same configuration with `count` programs in every split."

@@ -7,9 +7,8 @@ from __future__ import annotations
 import dataclasses, random
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
-import yaml
 from .grammar import Grammar, GrammarError, Symbol, BASE_GRAMMAR, VARIABLE_INDEX_OVERRIDE
-from .config import ConfigError, read_yaml_mapping, check_fields
+from .config import ConfigError, YamlConfig
 
 # %% auto #0
 __all__ = ['LINE_SYMBOLS', 'VAR_TYPES', 'INPUT_POOLS', 'BODY_POOLS', 'GenConfig', 'Program', 'ProgramGenerator',
@@ -17,7 +16,7 @@ __all__ = ['LINE_SYMBOLS', 'VAR_TYPES', 'INPUT_POOLS', 'BODY_POOLS', 'GenConfig'
 
 # %% ../nbs/01_generator.ipynb #95e9e151
 @dataclass
-class GenConfig:
+class GenConfig(YamlConfig):
     "Settings of the L0 program generator (paper appendix A; release field names)."
     max_num: int = 10                 # integers are drawn from 0..max_num-1
     min_list_len: int = 5             # shortest input list
@@ -56,17 +55,6 @@ class GenConfig:
             lo_hi = getattr(self, f)
             need(len(lo_hi) == 2 and 0 <= lo_hi[0] <= lo_hi[1], f"{f} must be a pair (low, high) with 0 <= low <= high, got {lo_hi!r}")
         need(self.block_stmts[0] >= 1, "block_stmts must start at 1 or more: an empty block is not Python")
-
-    @classmethod
-    def from_dict(cls, d: dict) -> GenConfig:
-        "Build from a dict, rejecting unknown fields by name."
-        check_fields(cls, d)
-        return cls(**d)
-
-    @classmethod
-    def from_yaml(cls, path) -> GenConfig:
-        "Load from a YAML file of field: value pairs."
-        return cls.from_dict(read_yaml_mapping(path))
 
     def to_dict(self) -> dict: return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 

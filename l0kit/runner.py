@@ -16,10 +16,10 @@ __all__ = ['RUN_FILE', 'RESPONSES_FILE', 'EvalConfig', 'voter_seed', 'draw_demon
            'RunError', 'read_responses', 'append_records', 'open_run', 'run_eval', 'summarize_run']
 
 # %% ../nbs/06_runner.ipynb #cfc1c115
-from .config import ConfigError, read_yaml_mapping, check_fields
+from .config import ConfigError, YamlConfig
 
 @dataclass
-class EvalConfig:
+class EvalConfig(YamlConfig):
     "The evaluation protocol, with the paper's defaults."
     voters: int = 31  # independent attempts per item (majority vote, pass@k)
     shots: int = 4  # demonstrations per prompt
@@ -44,17 +44,6 @@ class EvalConfig:
         "The temperature actually used."
         if self.temperature is not None: return self.temperature
         return self.reasoning_temperature if self.reasoning else 0.0
-
-    @classmethod
-    def from_dict(cls, d: dict) -> EvalConfig:
-        "A config from a dict; unknown keys are an error."
-        check_fields(cls, d)
-        return cls(**d)
-
-    @classmethod
-    def from_yaml(cls, path) -> EvalConfig:
-        "A config from a YAML file."
-        return cls.from_dict(read_yaml_mapping(path))
 
     def as_dict(self) -> dict: return asdict(self)
 

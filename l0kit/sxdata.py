@@ -14,6 +14,7 @@ from .sandbox import Sandbox
 from .stepcount import SEMANTICS_VERSION, instrument, instrument_functions
 from .sxatomic import random_value
 from .sxcompose import Composite, GenerationError, KINDS, compose
+from .config import YamlConfig, check_fields
 
 # %% auto #0
 __all__ = ['CASES_HARNESS', 'TABLE2_COLUMNS', 'SUBSET_TITLES', 'PAPER_TABLE_2', 'run_cases', 'corrupt', 'SubsetConfig',
@@ -123,7 +124,7 @@ class SubsetConfig:
     corruption_rate: float = 0.5  # predict: probability that a shown output is corrupted
 
 @dataclass
-class SXConfig:
+class SXConfig(YamlConfig):
     "The SX-style data set: seed, subsets and sandbox limits."
     seed: int = 0
     subsets: list = field(default_factory=lambda: [
@@ -148,22 +149,13 @@ class SXConfig:
     def from_dict(cls, d: dict) -> SXConfig:
         "A config from a dict (as written by `to_dict` or read from YAML); unknown keys are an error."
         d = dict(d)
-        known = set(cls.__dataclass_fields__)
-        if unknown := sorted(set(d) - known): raise GenerationError(f"unknown SX config keys {unknown}; known: {sorted(known)}")
+        check_fields(cls, d, 'SX config')
         if 'subsets' in d:
-            sk = set(SubsetConfig.__dataclass_fields__)
-            for s in d['subsets']:
-                if bad := sorted(set(s) - sk): raise GenerationError(f"unknown subset keys {bad}; known: {sorted(sk)}")
+            for s in d['subsets']: check_fields(SubsetConfig, s, 'SX subset')
             d['subsets'] = [SubsetConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in s.items()}) for s in d['subsets']]
         if d.get('semantics', SEMANTICS_VERSION) != SEMANTICS_VERSION:
             raise GenerationError(f"this kit counts with {SEMANTICS_VERSION}, the config asks for {d['semantics']}")
         return cls(**d)
-
-    @classmethod
-    def from_yaml(cls, path) -> SXConfig:
-        "A config from a YAML file."
-        from l0kit.config import read_yaml_mapping
-        return cls.from_dict(read_yaml_mapping(path))
 
 # %% ../nbs/20e_sxdata.ipynb #caee86a2
 def composition_plan(cfg: SXConfig, sub: SubsetConfig) -> list[str]:

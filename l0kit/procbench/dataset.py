@@ -13,6 +13,7 @@ import l0kit
 from .tasks import TASKS, ProcBenchError, Task, get_task, length_bin
 from .sentences import sentence_source
 from .metrics import states_equal
+from ..config import YamlConfig
 
 # %% auto #0
 __all__ = ['SPLITS', 'ProcBenchConfig', 'make_prompt', 'item_rng', 'generate_item', 'generate_dataset', 'data_card',
@@ -20,7 +21,7 @@ __all__ = ['SPLITS', 'ProcBenchConfig', 'make_prompt', 'item_rng', 'generate_ite
 
 # %% ../../nbs/10d_procbench_dataset.ipynb #17470887
 @dataclass
-class ProcBenchConfig:
+class ProcBenchConfig(YamlConfig):
     "How a ProcBench data set is generated (the paper's layout by default)."
     seed: int = 0                     # every item is a function of (seed, task, length, example index)
     min_length: int = 2               # shortest problem length N
@@ -30,13 +31,6 @@ class ProcBenchConfig:
 
     def task_list(self) -> list[Task]:
         return [get_task(t) for t in self.tasks] if self.tasks else list(TASKS.values())
-
-    @classmethod
-    def from_yaml(cls, path) -> ProcBenchConfig:
-        from l0kit.config import read_yaml_mapping, check_fields
-        data = read_yaml_mapping(path)
-        check_fields(cls, data)
-        return cls(**data)
 
 # %% ../../nbs/10d_procbench_dataset.ipynb #f2900649
 def make_prompt(task: str | Task, question: str) -> str:
