@@ -249,6 +249,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                'l0kit.grammar.parse_rules': ('grammar.html#parse_rules', 'l0kit/grammar.py')},
             'l0kit.hf': { 'l0kit.hf.TransformersModel': ('hf.html#transformersmodel', 'l0kit/hf.py'),
                           'l0kit.hf.TransformersModel.__init__': ('hf.html#transformersmodel.__init__', 'l0kit/hf.py'),
+                          'l0kit.hf.TransformersModel._encode': ('hf.html#transformersmodel._encode', 'l0kit/hf.py'),
+                          'l0kit.hf.TransformersModel._fit': ('hf.html#transformersmodel._fit', 'l0kit/hf.py'),
                           'l0kit.hf.TransformersModel._run': ('hf.html#transformersmodel._run', 'l0kit/hf.py'),
                           'l0kit.hf.TransformersModel.close': ('hf.html#transformersmodel.close', 'l0kit/hf.py'),
                           'l0kit.hf.TransformersModel.count_tokens': ('hf.html#transformersmodel.count_tokens', 'l0kit/hf.py'),

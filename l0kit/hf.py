@@ -63,19 +63,30 @@ class TransformersModel(Model):
     def info(self): return {**super().info(), 'device': self.device, 'dtype': str(self.model.dtype).removeprefix('torch.'),
                             'batch_size': self.batch_size, 'context_length': self.context_length}
 
+    def _encode(self, text: str) -> list[int]:
+        "The token ids the model reads for a rendered prompt (a base model's BOS included)."
+        return self.tokenizer(text, add_special_tokens=self.kind == 'base')['input_ids']
+
+    def _fit(self, n: int, budget: int) -> tuple[int, str | None]:
+        "A budget clipped to the context left after an `n`-token prompt, or an error when the prompt fills it."
+        ctx = self.context_length
+        if not ctx: return budget, None
+        if n >= ctx: return 0, (f"prompt of {n} tokens does not fit {self.name}'s context of {ctx} tokens; "
+                                "use fewer demonstrations, a shorter split or a longer-context model")
+        return min(budget, ctx - n), None
+
     def fit(self, text: str, budget: int) -> tuple[int, int, str | None]:
         "The prompt's tokens, its budget clipped to the context, and an error when the prompt alone fills the context."
-        n = len(self.tokenizer(text, add_special_tokens=self.kind == 'base')['input_ids'])
-        ctx = self.context_length
-        if not ctx: return n, budget, None
-        if n >= ctx: return n, 0, (f"prompt of {n} tokens does not fit {self.name}'s context of {ctx} tokens; "
-                                   "use fewer demonstrations, a shorter split or a longer-context model")
-        return n, min(budget, ctx - n), None
+        n = len(self._encode(text))
+        return (n, *self._fit(n, budget))
 
-    def _run(self, texts, budgets, params, n=1, seed=None) -> list[list[Completion]]:
+    def _run(self, ids, budgets, params, n=1, seed=None) -> list[list[Completion]]:
+        "Generate for prompts given as token ids, left-padded into one batch."
         torch = _torch()
         tok = self.tokenizer
-        enc = tok(texts, return_tensors='pt', padding=True, add_special_tokens=self.kind == 'base').to(self.device)
+        width = max(map(len, ids))
+        enc = {'input_ids': torch.tensor([[tok.pad_token_id] * (width - len(x)) + x for x in ids], device=self.device),
+               'attention_mask': torch.tensor([[0] * (width - len(x)) + [1] * len(x) for x in ids], device=self.device)}
         sample = params.temperature > 0
         kw = dict(max_new_tokens=max(budgets), do_sample=sample, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
                   num_return_sequences=n)
@@ -86,8 +97,6 @@ class TransformersModel(Model):
         t0 = time.perf_counter()
         with torch.inference_mode(): out = self.model.generate(**enc, **kw)
         latency = time.perf_counter() - t0
-        width = enc['input_ids'].shape[1]
-        prompt_lens = enc['attention_mask'].sum(1).tolist()
         res = []
         for r, row in enumerate(out[:, width:].tolist()):
             i = r // n
@@ -96,26 +105,27 @@ class TransformersModel(Model):
             if ended: row = row[:row.index(tok.eos_token_id)]
             text, hit = truncate_at_stop(tok.decode(row, skip_special_tokens=True), params.stop)
             ntok = len(tok(text, add_special_tokens=False)['input_ids']) if hit else len(row) + ended
-            res.append(Completion(text, prompt_lens[i], ntok, latency, 'stop' if ended or hit else 'length',
-                                  meta={'batch': len(texts)}))
-        return [res[i * n:(i + 1) * n] for i in range(len(texts))]
+            res.append(Completion(text, len(ids[i]), ntok, latency, 'stop' if ended or hit else 'length',
+                                  meta={'batch': len(ids)}))
+        return [res[i * n:(i + 1) * n] for i in range(len(ids))]
 
     def generate(self, prompts, params=None, seeds=None):
         prompts, params = prepare(prompts, params)
-        texts, asked = [self.render(p) for p in prompts], [budget(p, params) for p in prompts]
-        fits = [self.fit(t, b) for t, b in zip(texts, asked)]
-        budgets = [b for _, b, _ in fits]
+        ids = [self._encode(self.render(p)) for p in prompts]  # tokenized once: for the context check and the batch
+        asked = [budget(p, params) for p in prompts]
+        fits = [self._fit(len(x), b) for x, b in zip(ids, asked)]
+        budgets = [b for b, _ in fits]
         out = [None] * len(prompts)
-        for i, (n, _, err) in enumerate(fits):  # no generation for a prompt that cannot fit
-            if err: out[i] = [Completion('', n, 0, 0.0, 'error', err)] * params.n
+        for i, (_, err) in enumerate(fits):  # no generation for a prompt that cannot fit
+            if err: out[i] = [Completion('', len(ids[i]), 0, 0.0, 'error', err)] * params.n
         live = [i for i in range(len(prompts)) if out[i] is None]
         if params.temperature > 0:
-            for i in live: out[i] = self._run([texts[i]], [budgets[i]], params, params.n, seeds[i] if seeds else None)[0]
+            for i in live: out[i] = self._run([ids[i]], [budgets[i]], params, params.n, seeds[i] if seeds else None)[0]
         else:
-            order = sorted(live, key=lambda i: (budgets[i], len(texts[i])))
+            order = sorted(live, key=lambda i: (budgets[i], len(ids[i])))
             for s in range(0, len(order), self.batch_size):
                 idx = order[s:s + self.batch_size]
-                for i, comps in zip(idx, self._run([texts[i] for i in idx], [budgets[i] for i in idx], params)):
+                for i, comps in zip(idx, self._run([ids[i] for i in idx], [budgets[i] for i in idx], params)):
                     out[i] = comps * params.n  # greedy: the n samples are the same text
         for i in live:  # say when the context, not the protocol, set the budget
             if budgets[i] < asked[i]:
