@@ -24,6 +24,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                 'l0kit.analysis.report': ('analysis.html#report', 'l0kit/analysis.py'),
                                 'l0kit.analysis.score_responses': ('analysis.html#score_responses', 'l0kit/analysis.py'),
                                 'l0kit.analysis.score_run': ('analysis.html#score_run', 'l0kit/analysis.py'),
+                                'l0kit.analysis.score_runs': ('analysis.html#score_runs', 'l0kit/analysis.py'),
                                 'l0kit.analysis.summarize_l0': ('analysis.html#summarize_l0', 'l0kit/analysis.py'),
                                 'l0kit.analysis.summary_intervals': ('analysis.html#summary_intervals', 'l0kit/analysis.py'),
                                 'l0kit.analysis.survival_curve': ('analysis.html#survival_curve', 'l0kit/analysis.py')},

@@ -15,8 +15,8 @@ from .metrics import score_trace, vote_key, clean_response, pass_at_k, bootstrap
 # %% auto #0
 __all__ = ['RESPONSE_COLUMNS', 'SINGLE', 'RunDirectoryError', 'load_run', 'UnknownItems', 'score_responses', 'majority_votes',
            'pass_at_k_per_program', 'summarize_l0', 'summary_intervals', 'pass_maj_table', 'MissingDataSet',
-           'load_run_items', 'score_run', 'complete_programs', 'report', 'survival_curve', 'per_step_error_rate',
-           'cmd_report', 'register_cli']
+           'load_run_items', 'score_run', 'score_runs', 'complete_programs', 'report', 'survival_curve',
+           'per_step_error_rate', 'cmd_report', 'register_cli']
 
 # %% ../nbs/07a_analysis.ipynb #68208f56
 class RunDirectoryError(FileNotFoundError):
@@ -256,6 +256,18 @@ def score_run(run_dir: str | Path,  # a directory written by the runner
         responses = responses[~failed].reset_index(drop=True)
     if items is None: items = load_run_items(meta, run_dir, data)
     return meta, score_responses(responses, items, strict=strict)
+
+def score_runs(run_dirs: dict,  # run directories by name (one per split, say)
+               items=None,  # the data items of all of them; default: found through each run.json
+               strict: bool = False,  # strict scoring (see `score_trace`)
+              ) -> tuple[pd.DataFrame, dict]:
+    "The scored responses of several runs together, and why each run without a scored response was left out."
+    parts, left_out = [], {}
+    for name, d in run_dirs.items():  # e.g. a split whose prompts are all longer than the model's context
+        try: parts.append(score_run(d, items, strict)[1])
+        except RunDirectoryError as e: left_out[name] = str(e)
+    if not parts: raise RunDirectoryError("no run has a scored response: " + "; ".join(f"{k}: {v}" for k, v in left_out.items()))
+    return pd.concat(parts, ignore_index=True), left_out
 
 def complete_programs(scores: pd.DataFrame,  # scored responses
                       k: int,  # voters wanted
