@@ -25,11 +25,11 @@ def measure(run_dir: Path) -> dict:
     batches = ok.groupby('latency_s').size()  # a batch's latency is shared by its rows
     seconds = float(batches.index.to_numpy().sum())
     per_batch = batches.index.to_numpy() / batches.to_numpy()  # seconds per response in each batch
-    return dict(split=meta.get('split'), model=meta.get('model'), responses=len(ok), failed=int(failed.sum()),
+    return dict(split=meta.get('split'), responses=len(ok), failed=int(failed.sum()),
                 completion_tokens=int(ok['completion_tokens'].fillna(0).sum()),
                 prompt_tokens=float(ok['prompt_tokens'].mean()) if len(ok) else float('nan'),
                 seconds=seconds, median_per_response=float(np.median(per_batch)) if len(per_batch) else float('nan'),
-                batches=len(batches), batch=(meta.get('model_info') or {}).get('batch_size'),
+                batches=len(batches),
                 first_error=df.loc[failed, 'error'].iloc[0] if failed.any() else None)
 
 
