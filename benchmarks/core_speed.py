@@ -2,16 +2,16 @@
 
 Measures, on the kit's CoRE-style set (every implementation on every test):
   * trace steps per second of `trace_in_process` (sys.settrace in this process),
-  * trace steps per second of `trace_call` (the same tracer inside the l0kit.sandbox worker, one worker reused),
+  * trace steps per second of `trace_call` (the same tracer inside the l0kit.harness.sandbox worker, one worker reused),
   * candidate probes and selected probes generated per second from ready-made traces.
 Usage: python benchmarks/core_speed.py [--repeat N]
 """
 import argparse, platform, sys, time
 import l0kit
-from l0kit.coredata import load_problem_set
-from l0kit.pytrace import trace_in_process, trace_call
-from l0kit.probes import candidate_probes, select_probes
-from l0kit.sandbox import Sandbox
+from l0kit.core.data import load_problem_set
+from l0kit.core.pytrace import trace_in_process, trace_call
+from l0kit.core.probes import candidate_probes, select_probes
+from l0kit.harness.sandbox import Sandbox
 
 def calls():
     return [(impl['code'], impl['func_name'], t) for p in load_problem_set() for impl in p['implementations'] for t in p['tests']]

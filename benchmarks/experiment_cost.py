@@ -14,7 +14,7 @@ import platform
 import numpy as np
 from pathlib import Path
 
-from l0kit.analysis import load_run
+from l0kit.l0.analysis import load_run
 
 
 def measure(run_dir: Path) -> dict:

@@ -8,9 +8,9 @@ from functools import lru_cache
 from pathlib import Path
 import ast
 
-from l0kit.dataset import get_preset, make_candidate, build_dataset, save_dataset
-from l0kit.generator import ProgramGenerator, sample_inputs
-from l0kit.tracer import trace_program, compile_tracer, TraceError, normalize_program
+from l0kit.l0.dataset import get_preset, make_candidate, build_dataset, save_dataset
+from l0kit.l0.generator import ProgramGenerator, sample_inputs
+from l0kit.l0.tracer import trace_program, compile_tracer, TraceError, normalize_program
 
 
 # --- the baseline: how the authors' release traces (sys.settrace, deep copy of locals at every line) -----------------

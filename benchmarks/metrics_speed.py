@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 
 import l0kit
-from l0kit.tracer import trace_program
-from l0kit.metrics import score_trace
-from l0kit.analysis import score_responses, summarize_l0, pass_maj_table
-from l0kit.taxonomy import corrupt_trace
+from l0kit.l0.tracer import trace_program
+from l0kit.l0.metrics import score_trace
+from l0kit.l0.analysis import score_responses, summarize_l0, pass_maj_table
+from l0kit.l0.taxonomy import corrupt_trace
 
 LOOP = """def function(x, lst_x, cond_x):
     cnter_0 = 0

@@ -13,9 +13,10 @@ import argparse, importlib.util, os, socket, subprocess, sys, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import requests
-from l0kit.benchmarks import get_benchmark, make_l0_item
-from l0kit.models import GenerationParams, load_model
-from l0kit.runner import EvalConfig
+from l0kit.harness.benchmark import get_benchmark
+from l0kit.l0.benchmark import make_l0_item
+from l0kit.harness.models import GenerationParams, load_model
+from l0kit.harness.runner import EvalConfig
 
 PROGRAM = ("def function(x, y, lst_x, cond_x):\n    lst_x.append(x)\n    cnter_0 = 0\n    cond_a = cnter_0 != 4\n"
            "    while cond_a:\n        lst_x.pop()\n        y = y + 1\n        cnter_0 = cnter_0 + 2\n        cond_a = cnter_0 != 4\n"
@@ -56,7 +57,7 @@ def bench_transformers(a):
 def bench_server(a):
     if importlib.util.find_spec('llama_cpp') is None:
         print('llama.cpp server: skipped (pip install "llama-cpp-python[server]")'); return
-    from l0kit.hf import smollm2_gguf
+    from l0kit.harness.hf import smollm2_gguf
     gguf, _ = smollm2_gguf()
     s = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close()
     proc = subprocess.Popen([sys.executable, '-m', 'llama_cpp.server', '--model', str(gguf), '--port', str(port), '--n_ctx', '4096',

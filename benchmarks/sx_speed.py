@@ -9,10 +9,10 @@ Usage: python benchmarks/sx_speed.py [--samples 60] [--workers 2] [--programs 60
 import argparse, ast, platform, statistics, sys, time
 from dataclasses import asdict
 import l0kit
-from l0kit.sandbox import Sandbox
-from l0kit.stepcount import instrument, SEMANTICS_VERSION
-from l0kit.sxatomic import all_instances
-from l0kit.sxdata import SXConfig, SubsetConfig, generate_subset
+from l0kit.harness.sandbox import Sandbox
+from l0kit.sx.stepcount import instrument, SEMANTICS_VERSION
+from l0kit.sx.atomic import all_instances
+from l0kit.sx.data import SXConfig, SubsetConfig, generate_subset
 
 TIMING_HARNESS = '''
 def harness(ns, entry, args):

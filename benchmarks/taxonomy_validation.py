@@ -1,27 +1,27 @@
-"""Validate the first-error taxonomy (l0kit.taxonomy) on errors whose type is known.
+"""Validate the first-error taxonomy (l0kit.l0.taxonomy) on errors whose type is known.
 
 Two sources of labelled errors, on programs from the kit's generator (base configuration, seed 0):
-1. the simulated model backend (`l0kit.simulated`): each response's first injected error;
-2. the kit's own controlled corruptions (`l0kit.taxonomy.corrupt_trace`), every applicable type per program.
+1. the simulated model backend (`l0kit.l0.simulated`): each response's first injected error;
+2. the kit's own controlled corruptions (`l0kit.l0.taxonomy.corrupt_trace`), every applicable type per program.
 Prints a confusion matrix (rows: injected, columns: predicted) and the accuracy for each.
 
 Usage: python benchmarks/taxonomy_validation.py [--candidates 3000] [--simulated-from-branch models]
 `--simulated-from-branch` reads the backend's injection functions from another git branch, for use before
-`l0kit.simulated` is merged into this one.
+`l0kit.l0.simulated` is merged into this one.
 """
 import argparse, random, re, subprocess, time
 from pathlib import Path
 import numpy as np
-from l0kit.tracer import trace_program, normalize_program
-from l0kit.dataset import get_preset, make_candidate
-from l0kit.generator import ProgramGenerator
-from l0kit.metrics import score_trace
-from l0kit.taxonomy import classify_first_error, confusion_matrix, taxonomy_accuracy, corrupt_trace, ERROR_TYPES, SIMULATED_KINDS
+from l0kit.l0.tracer import trace_program, normalize_program
+from l0kit.l0.dataset import get_preset, make_candidate
+from l0kit.l0.generator import ProgramGenerator
+from l0kit.l0.metrics import score_trace
+from l0kit.l0.taxonomy import classify_first_error, confusion_matrix, taxonomy_accuracy, corrupt_trace, ERROR_TYPES, SIMULATED_KINDS
 
 def simulated_backend(branch=None):
     "(simulate_response, ERROR_KINDS) of the simulated backend, imported or read from a git branch."
     if branch is None:
-        from l0kit.simulated import simulate_response, ERROR_KINDS
+        from l0kit.l0.simulated import simulate_response, ERROR_KINDS
         return simulate_response, ERROR_KINDS
     repo = Path(__file__).resolve().parents[1]
     src = subprocess.run(["git", "-C", str(repo), "show", f"{branch}:l0kit/simulated.py"], capture_output=True, text=True, check=True).stdout

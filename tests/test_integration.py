@@ -5,11 +5,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from l0kit.benchmarks import get_benchmark
-from l0kit.models import Model, Completion, load_model, prepare
-from l0kit.runner import run_eval, EvalConfig, read_responses
+from l0kit.harness.benchmark import get_benchmark
+from l0kit.harness.models import Model, Completion, load_model, prepare
+from l0kit.harness.runner import run_eval, EvalConfig, read_responses
 
-CLI = [sys.executable, '-c', 'import sys; from l0kit.cli import main; sys.exit(main())']
+CLI = [sys.executable, '-c', 'import sys; from l0kit.harness.cli import main; sys.exit(main())']
 
 def cli(*args):
     out = subprocess.run(CLI + [str(a) for a in args], capture_output=True, text=True)
@@ -63,7 +63,7 @@ def test_procbench_end_to_end(tmp_path):
 
 
 def test_sx_end_to_end(tmp_path):
-    from l0kit.sxdata import write_dataset
+    from l0kit.sx.data import write_dataset
     write_dataset(tmp_path / 'data', limit=2)
     for name in ('sx', 'sx-hidden'):
         bench = get_benchmark(name)

@@ -4,12 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from l0kit.grammar import Grammar, GrammarError, BASE_GRAMMAR
-from l0kit.generator import GenConfig, ProgramGenerator, ConfigError, GenerationError, sample_inputs, check_program
-from l0kit.tracer import trace_program, TraceError, ProgramRuntimeError, StepLimitExceeded, UnsupportedProgram
-from l0kit.dataset import (DatasetConfig, SplitSpec, build_dataset, save_dataset, load_split, load_card, get_preset,
+from l0kit.l0.grammar import Grammar, GrammarError, BASE_GRAMMAR
+from l0kit.l0.generator import GenConfig, ProgramGenerator, ConfigError, GenerationError, sample_inputs, check_program
+from l0kit.l0.tracer import trace_program, TraceError, ProgramRuntimeError, StepLimitExceeded, UnsupportedProgram
+from l0kit.l0.dataset import (DatasetConfig, SplitSpec, build_dataset, save_dataset, load_split, load_card, get_preset,
                            step_bounds, DatasetError)
-from l0kit.release import write_release_format, import_release, load_id_list, ReleaseFormatError
+from l0kit.l0.release import write_release_format, import_release, load_id_list, ReleaseFormatError
 
 CONFIGS = [GenConfig(), GenConfig(max_scope_depth=2, min_code_lines=10, max_code_lines=40),
            GenConfig(list_index_vars=True), GenConfig(max_num=20, min_list_len=1, max_list_len=3, max_while_loop=12)]
@@ -114,7 +114,7 @@ def test_dataset_identical_across_workers_and_hash_seeds(tmp_path):
     assert a == b and {**ca, 'build_seconds': 0} == {**cb, 'build_seconds': 0}
     script = textwrap.dedent(f"""
         import json, hashlib
-        from l0kit.dataset import DatasetConfig, build_dataset
+        from l0kit.l0.dataset import DatasetConfig, build_dataset
         cfg = DatasetConfig.from_dict(json.loads({json.dumps(json.dumps(cfg.to_dict()))}))
         items, _ = build_dataset(cfg, seed=3, workers=1)
         print(hashlib.sha256(json.dumps(items, sort_keys=True).encode()).hexdigest())""")
@@ -154,7 +154,7 @@ def test_release_import_round_trip_and_safety(tmp_path):
 
 
 def test_cli_generate_and_trace(tmp_path):
-    exe = [sys.executable, '-c', 'import sys; from l0kit.cli import main; sys.exit(main())']
+    exe = [sys.executable, '-c', 'import sys; from l0kit.harness.cli import main; sys.exit(main())']
     out = subprocess.run(exe + ['generate', '--preset', 'small', '--out', str(tmp_path / 'd'), '--limit', '2', '--quiet', '--show'],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

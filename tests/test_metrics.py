@@ -1,4 +1,4 @@
-"""Property tests of the scoring rules, pass@k, voting and the run-directory path (l0kit.metrics, l0kit.analysis)."""
+"""Property tests of the scoring rules, pass@k, voting and the run-directory path (l0kit.l0.metrics, l0kit.l0.analysis)."""
 import json, re
 from pathlib import Path
 
@@ -7,10 +7,11 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
-from l0kit.metrics import score_trace, majority_vote, pass_at_k, clean_response, bootstrap_ci, TraceScore
-from l0kit.analysis import load_run, score_responses, summarize_l0, pass_maj_table, report, survival_curve, MissingDataSet
-from l0kit.taxonomy import VALIDATION_PROGRAMS, _random_inputs, write_errors_jsonl, classify_errors
-from l0kit.tracer import trace_program
+from l0kit.l0.metrics import score_trace, majority_vote, clean_response, TraceScore
+from l0kit.harness.scoring import pass_at_k, bootstrap_ci
+from l0kit.l0.analysis import load_run, score_responses, summarize_l0, pass_maj_table, report, survival_curve, MissingDataSet
+from l0kit.l0.taxonomy import VALIDATION_PROGRAMS, _random_inputs, write_errors_jsonl, classify_errors
+from l0kit.l0.tracer import trace_program
 
 # ---- trace strategies --------------------------------------------------------------------------------------
 values = st.one_of(st.integers(-20, 120).map(str), st.sampled_from(["True", "False"]),
@@ -183,7 +184,7 @@ SEED = next((p for p in [SEED, Path("/work/shared/seeds/000_90d55257f6dd9005.txt
 @pytest.mark.skipif(SEED is None, reason="the seed paper's text is not available")
 @pytest.mark.parametrize("table", ["1", "7", "8"])
 def test_published_rows_appear_in_the_paper(table):
-    from l0kit.published import published_table
+    from l0kit.l0.published import published_table
     text = [l.split("\t") for l in SEED.read_text().splitlines()]
     df = published_table(table)
     num_cols = [c for c in df.columns if c not in ("model", "printed_name", "thinking", "split")]
@@ -248,8 +249,8 @@ def test_score_trace_equals_plain_reference(target, data):
 
 # ---- the `l0kit report` command -----------------------------------------------------------------------------
 def test_report_cli_all_options(tmp_path, capsys):
-    from l0kit.cli import main
-    from l0kit.dataset import save_dataset
+    from l0kit.harness.cli import main
+    from l0kit.l0.dataset import save_dataset
     (tmp_path / "run").mkdir()
     items = _make_run(tmp_path / "run", voters=5, garbage=False)
     by_split = {}
@@ -265,12 +266,12 @@ def test_report_cli_all_options(tmp_path, capsys):
     assert len(list((tmp_path / "err").glob("voter_*/errors.jsonl"))) == 5
 
 def test_report_cli_user_errors_exit_2(tmp_path, capsys):
-    from l0kit.cli import main
+    from l0kit.harness.cli import main
     assert main(["report", str(tmp_path / "missing")]) == 2
     assert "run directory holds run.json" in capsys.readouterr().err
 
 def test_summary_intervals_cover_the_table(tmp_path):
-    from l0kit.analysis import summary_intervals
+    from l0kit.l0.analysis import summary_intervals
     items = _make_run(tmp_path, voters=5, garbage=False)
     _, resp = load_run(tmp_path)
     scores = score_responses(resp, items)
@@ -292,7 +293,7 @@ NUMERIC_RUNS = {  # per table, the columns whose values stand next to each other
 @pytest.mark.skipif(SEED is None, reason="the seed paper's text is not available")
 @pytest.mark.parametrize("table", sorted(NUMERIC_RUNS))
 def test_published_small_tables_appear_in_the_paper(table):
-    from l0kit.published import published_table
+    from l0kit.l0.published import published_table
     lines = [[float(x) for x in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?", l.replace("K", ""))] for l in SEED.read_text().splitlines()]
     df = published_table(table)
     for _, row in df.iterrows():
@@ -302,8 +303,8 @@ def test_published_small_tables_appear_in_the_paper(table):
 
 def test_report_cli_validates_taxonomy_on_simulated_runs(tmp_path, capsys):
     "Records carrying a simulated model's `meta.injected` get a confusion matrix in `--errors` output."
-    from l0kit.cli import main
-    from l0kit.taxonomy import corrupt_trace
+    from l0kit.harness.cli import main
+    from l0kit.l0.taxonomy import corrupt_trace
     rng = np.random.default_rng(0)
     items, lines = [], []
     for i, prog in enumerate(VALIDATION_PROGRAMS * 4):
@@ -315,7 +316,7 @@ def test_report_cli_validates_taxonomy_on_simulated_runs(tmp_path, capsys):
             lines.append(json.dumps(dict(id=f"p{i}", split="short", voter=v, response="\n".join(resp), meta=meta)))
     (tmp_path / "run.json").write_text(json.dumps(dict(model="simulated:rate=0.1", benchmark="l0", data="", split="short")))
     (tmp_path / "responses.jsonl").write_text("\n".join(lines) + "\n")
-    from l0kit.dataset import save_dataset
+    from l0kit.l0.dataset import save_dataset
     save_dataset({"short": items}, {"config": {"gen": {"max_trace_steps": 500}}, "counts": {"short": len(items)}}, tmp_path / "data")
     assert main(["report", str(tmp_path), "--data", str(tmp_path / "data"), "--errors", str(tmp_path / "err")]) == 0
     assert "Injected (simulated model) vs classified first errors: accuracy 1.000" in capsys.readouterr().out

@@ -4,10 +4,11 @@ not installed)."""
 import importlib.util, os, socket, subprocess, sys, time
 from pathlib import Path
 import pytest, requests
-from l0kit.benchmarks import get_benchmark, make_l0_item
-from l0kit.models import GenerationParams, ModelUnavailable, ModelSpecError, load_model
-from l0kit.prompts import Prompt
-from l0kit.runner import EvalConfig, run_eval, read_responses
+from l0kit.harness.benchmark import get_benchmark
+from l0kit.l0.benchmark import make_l0_item
+from l0kit.harness.models import GenerationParams, ModelUnavailable, ModelSpecError, load_model
+from l0kit.harness.prompt import Prompt
+from l0kit.harness.runner import EvalConfig, run_eval, read_responses
 
 SMALL = "def function(x, lst_y, cond_x):\n    lst_y.append(x)\n    if cond_x:\n        x = x + 2\n    lst_y.pop()\n    return\n"
 ITEMS = [make_l0_item(f'small-{k}', SMALL, dict(x=k, lst_y=[k], cond_x=k % 2 == 0), [dict(x=i, lst_y=[], cond_x=i % 3 == 0) for i in range(8)])
@@ -19,7 +20,7 @@ def test_unknown_and_malformed_specs():
     with pytest.raises(ModelUnavailable, match='not a Hugging Face model directory'): load_model('hf:/nonexistent')
 
 def test_tiny_llama_runs_the_protocol(tmp_path):
-    from l0kit.hf import tiny_llama_dir
+    from l0kit.harness.hf import tiny_llama_dir
     m = load_model(f'hf:{tiny_llama_dir()},device=cpu,batch_size=4')
     s = run_eval(get_benchmark('l0'), m, ITEMS, tmp_path / 'run', EvalConfig(voters=3, shots=2, budget_margin=5), progress=False)
     assert (s['complete'], s['failed']) == (9, 0)
@@ -43,7 +44,7 @@ def test_smollm2_batched_equals_batch_1_and_writes_traces(tmp_path):
 
 @pytest.mark.model
 def test_gguf_file_loads_through_transformers():
-    from l0kit.hf import smollm2_gguf
+    from l0kit.harness.hf import smollm2_gguf
     gguf, _ = smollm2_gguf()
     m = load_model(f'gguf:{gguf},device=cpu')
     assert m.kind == 'chat' and m.count_tokens('L2,x:1') > 0
@@ -57,7 +58,7 @@ def _free_port():
 @pytest.fixture(scope='module')
 def llama_server():
     if importlib.util.find_spec('llama_cpp') is None: pytest.skip('llama-cpp-python[server] is not installed (pip install "llama-cpp-python[server]")')
-    from l0kit.hf import smollm2_gguf
+    from l0kit.harness.hf import smollm2_gguf
     gguf, _ = smollm2_gguf()
     port = _free_port()
     proc = subprocess.Popen([sys.executable, '-m', 'llama_cpp.server', '--model', str(gguf), '--host', '127.0.0.1', '--port', str(port),

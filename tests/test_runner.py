@@ -3,9 +3,10 @@ result as an uninterrupted run; the `eval` command's user errors."""
 import json, os, signal, subprocess, sys, textwrap, time
 from pathlib import Path
 import pytest
-from l0kit.benchmarks import get_benchmark, make_l0_item
-from l0kit.models import load_model
-from l0kit.runner import EvalConfig, run_eval, read_responses
+from l0kit.harness.benchmark import get_benchmark
+from l0kit.l0.benchmark import make_l0_item
+from l0kit.harness.models import load_model
+from l0kit.harness.runner import EvalConfig, run_eval, read_responses
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = "def function(x, lst_y, cond_x):\n    lst_y.append(x)\n    if cond_x:\n        x = x + 2\n    lst_y.pop()\n    return\n"
@@ -15,9 +16,10 @@ CFG = EvalConfig(voters=5, shots=3)
 
 SLOW_RUN = textwrap.dedent("""
     import sys, time, json
-    from l0kit.benchmarks import get_benchmark, make_l0_item
-    from l0kit.models import load_model, Model
-    from l0kit.runner import EvalConfig, run_eval
+    from l0kit.harness.benchmark import get_benchmark
+    from l0kit.l0.benchmark import make_l0_item
+    from l0kit.harness.models import load_model, Model
+    from l0kit.harness.runner import EvalConfig, run_eval
     import tests.test_runner as t
     class Slow(Model):
         batch_size = 2
@@ -50,7 +52,7 @@ def test_prompts_do_not_depend_on_the_hash_seed(tmp_path):
         code = f"""
 import json, sys
 import tests.test_runner as t
-from l0kit.benchmarks import get_benchmark
+from l0kit.harness.benchmark import get_benchmark
 b = get_benchmark('l0'); b.items = t.ITEMS
 print(json.dumps([b.build_prompt(it, v, t.CFG).messages[0]['content'] for it in t.ITEMS for v in range(5)]))
 """
@@ -61,7 +63,7 @@ print(json.dumps([b.build_prompt(it, v, t.CFG).messages[0]['content'] for it in 
 
 def test_eval_command_errors(tmp_path, capsys):
     import argparse
-    from l0kit.eval_cli import register_cli
+    from l0kit.harness.eval_cli import register_cli
     parser = argparse.ArgumentParser(prog='l0kit'); register_cli(parser.add_subparsers(required=True))
     a = parser.parse_args(f'eval --data {tmp_path}/nothing --split short --model simulated --out {tmp_path}/r --no-progress'.split())
     assert a.func(a) == 2

@@ -1,9 +1,9 @@
 "Step counting: the visible and hidden presentations agree on every atomic instance and on composed programs."
 import random
 import pytest
-from l0kit.sandbox import Sandbox
-from l0kit.stepcount import instrument, STEP_HARNESS, count_steps, SEMANTICS_VERSION
-from l0kit.sxatomic import all_instances, CLASSES_BY_NAME, random_value, EDGE_CASES
+from l0kit.harness.sandbox import Sandbox
+from l0kit.sx.stepcount import instrument, STEP_HARNESS, count_steps, SEMANTICS_VERSION
+from l0kit.sx.atomic import all_instances, CLASSES_BY_NAME, random_value, EDGE_CASES
 
 MULTI = '''
 def harness(ns, entry, args):
@@ -47,7 +47,7 @@ MISBEHAVING = [
 
 @pytest.mark.parametrize("src,mode,err", MISBEHAVING)
 def test_misbehaving_programs_fail_with_a_named_error(src, mode, err):
-    import l0kit.stepcount as sc
+    import l0kit.sx.stepcount as sc
     with pytest.raises(getattr(sc, err)):
         count_steps(src, 'f', (), mode=mode, step_limit=100_000, timeout_s=1.0)
 

@@ -2,10 +2,10 @@
 import ast, json, random
 from dataclasses import asdict
 import pytest
-from l0kit.sxdata import SXConfig, SubsetConfig, generate_subset, table2, corrupt, composition_plan, write_dataset
-from l0kit.sxbench import SXBenchmark, parse_judgements
-from l0kit.stepcount import count_steps
-from l0kit.sandbox import Sandbox
+from l0kit.sx.data import SXConfig, SubsetConfig, generate_subset, table2, corrupt, composition_plan, write_dataset
+from l0kit.sx.benchmark import SXBenchmark, parse_judgements
+from l0kit.sx.stepcount import count_steps
+from l0kit.harness.sandbox import Sandbox
 
 def small(n):
     return SXConfig(subsets=[SubsetConfig(**{**asdict(s), 'count': n}) for s in SXConfig().subsets])
@@ -66,9 +66,9 @@ def test_load_score_round_trip(tmp_path):
             assert not b.score(it, "I am not sure.")['correct']
 
 def test_runs_through_the_shared_runner(tmp_path):
-    "End to end with the kit's runner (skipped until l0kit.runner is merged in)."
-    runner = pytest.importorskip('l0kit.runner')
-    from l0kit.models import Model, Completion
+    "End to end with the kit's runner (skipped until l0kit.harness.runner is merged in)."
+    runner = pytest.importorskip('l0kit.harness.runner')
+    from l0kit.harness.models import Model, Completion
     import pandas as pd
     write_dataset(tmp_path / 'data', small(2))
     b = SXBenchmark()

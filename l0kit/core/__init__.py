@@ -1,0 +1,1 @@
+"""CoRE: a general Python tracer, implementation diversity, intermediate-state probes, prompts and the CoRE metrics."""

@@ -1,0 +1,1 @@
+"""SX-Bench-style step counting: run_steps instrumentation, the atomic library, composite programs and the SX benchmark."""
