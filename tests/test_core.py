@@ -77,7 +77,7 @@ def test_published_roundtrip(build, tmp_path):
             assert trace_in_process(it['source_code'], it['func_name'], it['input']).output == it['output']
 
 def test_scoring_realistic_responses(build):
-    bench = CoreBenchmark(CoreConfig(method='coc'))
+    bench = CoreBenchmark(method='coc')
     rows = []
     for it in build.items:
         if it['kind'] == 'io':
@@ -96,9 +96,8 @@ def test_scoring_realistic_responses(build):
     assert dims['L'] == 100.0 and 0 <= dims['A'] < 100
 
 def test_cli_build(tmp_path):
-    r = subprocess.run([sys.executable, '-c', "import argparse, sys; from l0kit.core.benchmark import register_cli; "
-                        "p = argparse.ArgumentParser(); register_cli(p.add_subparsers()); a = p.parse_args(sys.argv[1:]); "
-                        "sys.exit(a.func(a))", 'core-build', '--out', str(tmp_path)],
+    r = subprocess.run([sys.executable, '-c', "import sys; from l0kit.harness.cli import main; sys.exit(main())",
+                        'generate', '--benchmark', 'core', '--out', str(tmp_path)],
                        capture_output=True, text=True, env={**os.environ, 'PYTHONPATH': os.getcwd()})
     assert r.returncode == 0, r.stderr
     assert 'wrote' in r.stdout and (tmp_path / 'test.jsonl').exists() and (tmp_path / 'card.json').exists()

@@ -7,7 +7,11 @@ import pytest
 
 from l0kit.harness.benchmark import get_benchmark
 from l0kit.harness.models import Model, Completion, load_model, prepare
-from l0kit.harness.runner import run_eval, EvalConfig, read_responses
+from l0kit.harness.runner import run_eval, RunConfig
+from l0kit.harness.runs import read_records
+from l0kit.harness.report import report
+
+def read_responses(run): return [vars(r) for r in read_records(run).records]
 
 CLI = [sys.executable, '-c', 'import sys; from l0kit.harness.cli import main; sys.exit(main())']
 
@@ -52,11 +56,10 @@ def test_procbench_end_to_end(tmp_path):
     bench = get_benchmark('procbench')
     split = items[0]['split']
     loaded = bench.load(tmp_path / 'data', split)
-    config = EvalConfig(voters=2)
+    config = RunConfig(voters=2)
     model = ScriptedModel(loaded, lambda it, v: render_answer(it['label']) if v == 0 else 'I am not sure.')
-    run_eval(bench, model, loaded, tmp_path / 'run', config, progress=False)
-    scores = pd.DataFrame([{**bench.score(by, r['response']), 'voter': r['voter']} for r in read_responses(tmp_path / 'run')
-                           for by in [next(it for it in loaded if it['id'] == r['id'])]])
+    run_eval(bench, model, loaded, tmp_path / 'run', config, data=str(tmp_path / 'data'), split=split, progress=False)
+    scores = report([tmp_path / 'run'])[0].scores
     assert scores[scores.voter == 0].sm.mean() == 1.0 and scores[scores.voter == 1].sm.mean() == 0.0
     assert len(bench.summarize(scores)) >= 1
     replay_matches(bench, loaded, tmp_path / 'run', tmp_path, config)
@@ -65,43 +68,43 @@ def test_procbench_end_to_end(tmp_path):
 def test_sx_end_to_end(tmp_path):
     from l0kit.sx.data import write_dataset
     write_dataset(tmp_path / 'data', limit=2)
-    for name in ('sx', 'sx-hidden'):
-        bench = get_benchmark(name)
+    for name in ('visible', 'hidden'):
+        bench = get_benchmark('sx', presentation=name)
         items = bench.load(tmp_path / 'data', 'easy')
-        config = EvalConfig(voters=1)
-        run_eval(bench, ScriptedModel(items, lambda it, v: 'The answer is 3.'), items, tmp_path / name, config, progress=False)
-        scores = pd.DataFrame([bench.score(next(it for it in items if it['id'] == r['id']), r['response'])
-                               for r in read_responses(tmp_path / name)])
+        config = RunConfig(voters=1)
+        run_eval(bench, ScriptedModel(items, lambda it, v: 'The answer is 3.'), items, tmp_path / name, config, data=str(tmp_path / 'data'), split='easy', progress=False)
+        scores = report([tmp_path / name], data=tmp_path / 'data')[0].scores
         assert len(scores) == len(items)
         replay_matches(bench, items, tmp_path / name, tmp_path / f"{name}-r", config)
 
 
 def test_core_simulated_end_to_end(tmp_path):
-    cli('core-build', '--out', tmp_path / 'data')
-    bench = get_benchmark('core-io')
+    cli('generate', '--benchmark', 'core', '--out', tmp_path / 'data')
+    bench = get_benchmark('core', method='io')
     items = bench.load(tmp_path / 'data', 'test')
-    config = EvalConfig(voters=1)
-    run_eval(bench, load_model('core_sim:output_accuracy=1.0,probe_accuracy=0.0,seed=1'), items, tmp_path / 'run', config, progress=False)
-    scores = pd.DataFrame([bench.score(next(it for it in items if it['id'] == r['id']), r['response'])
-                           for r in read_responses(tmp_path / 'run')])
-    table = bench.summarize(scores)
-    assert len(table) >= 1
+    config = RunConfig(voters=1)
+    run_eval(bench, bench.simulated_model('output_accuracy=1.0,probe_accuracy=0.0,seed=1'), items, tmp_path / 'run', config,
+             data=str(tmp_path / 'data'), split='test', progress=False)
+    r = report([tmp_path / 'run'])[0]
+    assert r.simulated and r.tables['Table 1'].iloc[0]['I'] == 100.0
     replay_matches(bench, items, tmp_path / 'run', tmp_path, config)
 
 
 def test_procbench_simulated_and_replay_through_the_cli(tmp_path):
-    cli('procbench-generate', tmp_path / 'data', '--limit', '2', '--tasks', 'Sort,Copy,Cumulate')
-    for name, spec in (('sim', 'procbench_sim:error_rate=0.3,seed=2'), ('replay', f"replay:{tmp_path / 'sim'}")):
+    cli('generate', '--benchmark', 'procbench', '--out', tmp_path / 'data', '--limit', '2')
+    for name, spec in (('sim', 'simulated:error_rate=0.3,seed=2'), ('replay', f"replay:{tmp_path / 'sim'}")):
         cli('eval', '--benchmark', 'procbench', '--data', tmp_path / 'data', '--split', 'short', '--model', spec,
             '--voters', '2', '--out', tmp_path / name, '--no-progress')
     key = lambda run: sorted((r['id'], r['voter'], r['response']) for r in read_responses(tmp_path / run))
     assert key('sim') == key('replay') and len(key('sim')) > 0
     assert json.loads((tmp_path / 'sim' / 'run.json').read_text())['simulated'] is True
+    text = cli('report', tmp_path / 'sim')
+    assert 'SIMULATED' in text and 'Table 2' in text
 
 
 @pytest.mark.model
 def test_procbench_with_the_embedded_model(tmp_path):
-    cli('procbench-generate', tmp_path / 'data', '--limit', '1', '--tasks', 'Sort')
+    cli('generate', '--benchmark', 'procbench', '--out', tmp_path / 'data', '--limit', '1')
     cli('eval', '--benchmark', 'procbench', '--data', tmp_path / 'data', '--split', 'short', '--model', 'smollm2',
         '--voters', '1', '--limit', '1', '--max-new-tokens-cap', '48', '--out', tmp_path / 'run', '--no-progress')
     assert len(read_responses(tmp_path / 'run')) == 1
@@ -111,7 +114,7 @@ def test_experiment_cost_projects_from_measured_batches(tmp_path):
     "benchmarks/experiment_cost.py: the median batch rate; a split whose requests all failed is not runnable."
     def write(split, records):
         d = tmp_path / 'runs' / split; d.mkdir(parents=True)
-        (d / 'run.json').write_text(json.dumps({'split': split, 'model': 'm', 'model_info': {'batch_size': 2}}))
+        (d / 'run.json').write_text(json.dumps({'split': split, 'model': 'm', 'model_info': {'batch_size': 2}, 'benchmark': 'l0', 'config': {'voters': 1}}))
         (d / 'responses.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in records))
     rec = dict(prompt_hash='-', response='L2,', prompt_tokens=100, completion_tokens=10, error=None, finish_reason='stop')
     write('short', [dict(rec, id=f'p{i}', voter=0, latency_s=4.0 if i < 2 else 6.0) for i in range(4)])  # 2 batches: 10 s
@@ -124,3 +127,24 @@ def test_experiment_cost_projects_from_measured_batches(tmp_path):
     short = next(l for l in out.stdout.splitlines() if l.startswith('short')).split()
     assert short[1:4] == ['4', '0', '2'] and float(short[5]) == 2.5   # median of 2 s and 3 s per response
     assert 'projected generation time of the runnable splits: 0.2 h' in out.stdout   # 2.5 s x 360 responses = 0.25 h
+
+
+@pytest.mark.parametrize('bench,split', [('l0', 'short'), ('procbench', 'short'), ('sx', 'easy'), ('core', 'test')])
+def test_every_benchmark_through_the_cli_with_its_simulated_model(tmp_path, bench, split):
+    "One generate, eval and report for every benchmark; simulated models are labelled in run.json, text and JSON."
+    cli('generate', '--benchmark', bench, '--out', tmp_path / 'data', '--limit', '2')
+    out = cli('eval', '--benchmark', bench, '--data', tmp_path / 'data', '--split', split, '--model', 'simulated',
+              '--out', tmp_path / 'run', '--no-progress')
+    assert '[simulated model]' in out
+    meta = json.loads((tmp_path / 'run' / 'run.json').read_text())
+    assert meta['simulated'] is True and meta['format'] == 2
+    assert meta['run_config']['voters'] == (31 if bench == 'l0' else 1)   # each paper's default
+    assert 'SIMULATED' in cli('report', tmp_path / 'run')
+    assert json.loads(cli('report', tmp_path / 'run', '--json'))['reports'][0]['simulated'] is True
+
+
+def test_options_a_benchmark_does_not_take_are_errors(tmp_path):
+    cli('generate', '--benchmark', 'sx', '--out', tmp_path / 'data', '--limit', '1')
+    out = subprocess.run(CLI + ['eval', '--benchmark', 'sx', '--data', str(tmp_path / 'data'), '--split', 'easy', '--model',
+                                'simulated', '--shots', '2', '--out', str(tmp_path / 'run'), '--no-progress'], capture_output=True, text=True)
+    assert out.returncode == 2 and "sx does not take 'shots'; its settings are: presentation, max_new_tokens" in out.stderr

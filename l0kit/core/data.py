@@ -12,7 +12,7 @@ import l0kit
 from .pytrace import trace_in_process, trace_call, Trace
 from .diversity import filter_implementations, reduce_tests, cyclomatic_complexity, jaccard_similarity
 from .probes import candidate_probes, select_probes, normalize_answer_type, DIMENSIONS
-from ..harness.config import ConfigError, YamlConfig
+from ..harness.config import ConfigError, YamlConfig, check_value
 
 
 # %% auto #0
@@ -20,7 +20,7 @@ __all__ = ['METHODS', 'PROBLEM_SET', 'CoreConfigError', 'CoreConfig', 'CoreDataE
            'load_core_qa', 'load_problem_set', 'validate_problem', 'CoreBuild', 'build_core_set', 'write_core_set',
            'read_core_items']
 
-# %% ../../nbs/42_core_data.ipynb #7b45b24a
+# %% ../../nbs/42_core_data.ipynb #fca14e03
 class CoreConfigError(ConfigError):
     "A CoRE configuration that cannot be used as given."
 
@@ -28,18 +28,17 @@ METHODS = ('io', 'cot', 'coc')
 
 @dataclass
 class CoreConfig(YamlConfig):
-    "Settings of CoRE's construction and evaluation (paper defaults)."
-    method: str = 'cot'            # prompting method: io, cot or coc
+    "Settings of building a CoRE-style set (paper defaults); the prompting method is `CoreEvalConfig`'s."
     tau_cc: float = 3.0            # least cyclomatic complexity of a kept implementation
     tau_sim: float = 0.7           # largest 1-gram Jaccard similarity to another kept implementation
     probes_per_problem: int = 4    # intermediate-state probes per problem
     max_trace_steps: int = 400     # probes are written about traces of at most this many steps
-    max_new_tokens: int = 2048     # generation budget of one answer
     seed: int = 0                  # breaks ties when choosing probes
 
     def __post_init__(self):
-        if self.method not in METHODS: raise CoreConfigError(f"method must be one of {METHODS}, got {self.method!r}")
-        if self.probes_per_problem < 1: raise CoreConfigError("probes_per_problem must be at least 1")
+        for n, lo, hi in (('tau_cc', 0, None), ('tau_sim', 0, 1)): check_value('CoreConfig', n, getattr(self, n), float, minimum=lo, maximum=hi)
+        for n in ('probes_per_problem', 'max_trace_steps'): check_value('CoreConfig', n, getattr(self, n), int, minimum=1)
+        check_value('CoreConfig', 'seed', self.seed, int, minimum=0)
 
     def to_dict(self) -> dict: return asdict(self)
 
@@ -78,8 +77,9 @@ def infer_entry_point(code: str) -> str:
     roots = [f.name for f in funcs if f.name not in called]
     return (roots or [funcs[-1].name])[-1]
 
-# %% ../../nbs/42_core_data.ipynb #27c5e94b
-_IO_REQUIRED, _QA_REQUIRED = ('id', 'input', 'code'), ('id', 'question', 'ground_truth', 'source_code', 'input')
+# %% ../../nbs/42_core_data.ipynb #e6c11268
+_IO_REQUIRED, _QA_REQUIRED = ('id', 'input', 'code'), ('id', 'source_code', 'input')
+_PROBE_FIELDS = ('question', 'ground_truth')  # a qa record without them is kept and marked `has_probe: False`
 
 def _problem_id(record_id) -> str:
     "`'36_0'` -> `'36'`, `'Fine/36_11'` -> `'36'`."
@@ -115,10 +115,11 @@ def _dimensions(text) -> list[str]:
     return [d for d in DIMENSIONS if d.lower() in words or (d == 'Logic' and 'logical' in words)]
 
 def load_core_qa(path, strict: bool = False) -> list[dict]:
-    "The records of CoRE's `core_qa.json`, every field kept, plus `problem_id`, `func_name`, `answer_kind`, `dimensions`."
+    "The records of CoRE's `core_qa.json`, every field kept, plus `problem_id`, `func_name`, `answer_kind`, `dimensions`, `has_probe`."
     out = []
     for r in _usable(_read_records(path), _QA_REQUIRED, path, strict):
         r = dict(r)
+        r['has_probe'] = all(r.get(k) not in (None, '') for k in _PROBE_FIELDS)  # one published record has no question
         meta = r.get('meta_data') if isinstance(r.get('meta_data'), dict) else {}
         r.setdefault('problem_id', _problem_id(r['id']))
         if 'func_name' not in r:
@@ -247,6 +248,6 @@ def write_core_set(build: CoreBuild, out_dir) -> Path:
 def read_core_items(data_dir, split: str = 'test', limit: int | None = None) -> list[dict]:
     "The items of a set written by `write_core_set`."
     path = Path(data_dir) / f"{split}.jsonl"
-    if not path.exists(): raise CoreDataError(f"{path} does not exist; build the set first with `l0kit core-build --out {data_dir}`")
+    if not path.exists(): raise CoreDataError(f"{path} does not exist; build the set first with `l0kit generate --benchmark core --out {data_dir}`")
     items = [json.loads(l) for l in path.read_text(encoding='utf-8').splitlines() if l.strip()]
     return items if limit is None else items[:limit]

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 # %% auto #0
-__all__ = ['ConfigError', 'read_yaml_mapping', 'check_fields', 'YamlConfig']
+__all__ = ['ConfigError', 'read_yaml_mapping', 'check_fields', 'YamlConfig', 'check_value']
 
 # %% ../../nbs/00_config.ipynb #b672eb2d
 class ConfigError(ValueError):
@@ -43,3 +43,23 @@ class YamlConfig:
     def from_yaml(cls, path):
         "An instance from a YAML file of field: value pairs (through `from_dict`, so checks and conversions apply)."
         return cls.from_dict(read_yaml_mapping(path))
+
+# %% ../../nbs/00_config.ipynb #60727a0a
+_KINDS = {int: 'an integer', float: 'a number', str: 'a string', bool: 'true or false', list: 'a list', dict: 'a mapping'}
+
+def check_value(owner: str,  # the dataclass (for the message)
+                name: str,  # the field
+                value,  # its value
+                kind: type,  # int, float, str, bool, list or dict
+                minimum=None, maximum=None,  # bounds, inclusive
+                choices=None,  # allowed values
+                optional: bool = False,  # None allowed
+               ):
+    "Raise `ConfigError` unless `value` is of `kind` and within the bounds or choices."
+    if value is None and optional: return
+    is_num = isinstance(value, (int, float)) and not isinstance(value, bool)
+    ok = is_num and (kind is float or isinstance(value, int)) if kind in (int, float) else isinstance(value, kind)
+    if not ok: raise ConfigError(f"{owner}.{name} must be {_KINDS[kind]}{' or null' if optional else ''}, got {value!r} ({type(value).__name__})")
+    if minimum is not None and value < minimum: raise ConfigError(f"{owner}.{name} must be at least {minimum}, got {value!r}")
+    if maximum is not None and value > maximum: raise ConfigError(f"{owner}.{name} must be at most {maximum}, got {value!r}")
+    if choices is not None and value not in choices: raise ConfigError(f"{owner}.{name} must be one of {', '.join(map(str, choices))}; got {value!r}")

@@ -111,7 +111,7 @@ def load_dataset(data_dir, split: str = "all", limit: int | None = None) -> list
     if split not in (*SPLITS, "all"): raise ProcBenchError(f"unknown ProcBench split {split!r}: use short, medium, long or all")
     splits = SPLITS if split == "all" else (split,)
     missing = [s for s in splits if not (d / f"{s}.jsonl").exists()]
-    if missing: raise ProcBenchError(f"{d} has no {', '.join(f'{s}.jsonl' for s in missing)}: generate it with `l0kit procbench-generate {d}`")
+    if missing: raise ProcBenchError(f"{d} has no {', '.join(f'{s}.jsonl' for s in missing)}: generate it with `l0kit generate --benchmark procbench --out {d}`")
     items = [json.loads(l) for s in splits for l in open(d / f"{s}.jsonl") if l.strip()]
     if split == "all": items.sort(key=lambda it: it["id"])
     return items[:limit] if limit is not None else items
