@@ -6,7 +6,8 @@
 from __future__ import annotations
 import importlib.metadata, os, shutil, tempfile, time
 from pathlib import Path
-from .models import Model, Completion, GenerationParams, ModelUnavailable, ModelSpecError, prepare, budget, truncate_at_stop
+from l0kit.harness.models import (Model, Completion, GenerationParams, ModelUnavailable, ModelSpecError, prepare, budget, truncate_at_stop,
+    fit_context)
 from .prompt import render_chat, render_raw
 
 # %% auto #0
@@ -69,11 +70,7 @@ class TransformersModel(Model):
 
     def _fit(self, n: int, budget: int) -> tuple[int, str | None]:
         "A budget clipped to the context left after an `n`-token prompt, or an error when the prompt fills it."
-        ctx = self.context_length
-        if not ctx: return budget, None
-        if n >= ctx: return 0, (f"prompt of {n} tokens does not fit {self.name}'s context of {ctx} tokens; "
-                                "use fewer demonstrations, a shorter split or a longer-context model")
-        return min(budget, ctx - n), None
+        return fit_context(n, budget, self.context_length, self.name)
 
     def fit(self, text: str, budget: int) -> tuple[int, int, str | None]:
         "The prompt's tokens, its budget clipped to the context, and an error when the prompt alone fills the context."

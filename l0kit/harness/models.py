@@ -10,8 +10,8 @@ from .prompt import Prompt
 
 # %% auto #0
 __all__ = ['MODEL_KINDS', 'ModelError', 'ModelSpecError', 'ModelUnavailable', 'GenerationParams', 'Completion',
-           'truncate_at_stop', 'estimate_tokens', 'Model', 'prepare', 'budget', 'ModelSpec', 'parse_model_spec',
-           'register_model_kind', 'load_model']
+           'truncate_at_stop', 'estimate_tokens', 'Model', 'prepare', 'budget', 'fit_context', 'ModelSpec',
+           'parse_model_spec', 'register_model_kind', 'load_model']
 
 # %% ../../nbs/02_models.ipynb #4a569eec
 class ModelError(Exception):
@@ -100,6 +100,18 @@ def budget(prompt: Prompt, params: GenerationParams) -> int:
     "The token budget of one prompt under `params`."
     return params.max_new_tokens if params.max_new_tokens is not None else prompt.max_new_tokens
 
+# %% ../../nbs/02_models.ipynb #f3f33ec5
+def fit_context(n: int,  # tokens of the rendered prompt
+                asked: int,  # the prompt's token budget
+                context: int | None,  # the model's context in tokens (0 or None: no limit known)
+                name: str = 'the model',  # the model's name, for the message
+                hint: str = 'use fewer demonstrations, a shorter split or a longer-context model',  # what to change
+               ) -> tuple[int, str | None]:
+    "The budget clipped to the context left after an `n`-token prompt, and an error when the prompt alone fills it."
+    if not context: return asked, None
+    if n >= context: return 0, f"prompt of {n} tokens does not fit {name}'s context of {context} tokens; {hint}"
+    return min(asked, context - n), None
+
 # %% ../../nbs/02_models.ipynb #e403bf15
 @dataclass
 class ModelSpec:
@@ -129,10 +141,13 @@ def parse_model_spec(spec: str) -> ModelSpec:
 
 # %% ../../nbs/02_models.ipynb #0a61fe73
 MODEL_KINDS = {
-    'smollm2': ('l0kit.harness.hf:load_smollm2', 'the embedded SmolLM2-135M-Instruct, e.g. `smollm2` or `smollm2:dtype=float32`'),
+    'smollm2': ('l0kit.harness.llamacpp:load_smollm2', 'the embedded SmolLM2-135M-Instruct on llama.cpp, e.g. `smollm2` or `smollm2:threads=2`; '
+                'on transformers: `smollm2:backend=transformers[,dtype=float32]`'),
+    'llamacpp': ('l0kit.harness.llamacpp:load_llamacpp', 'a GGUF file run by llama.cpp: `llamacpp:FILE[,threads=N,ctx=N,batch=N,seed=N,gpu_layers=N]`'),
     'hf': ('l0kit.harness.hf:load_hf', 'a local Hugging Face directory: `hf:DIR[,device=cuda,dtype=bfloat16,batch_size=8]`'),
     'gguf': ('l0kit.harness.hf:load_gguf', 'a GGUF file loaded by transformers: `gguf:FILE[,dtype=float32]`'),
-    'openai': ('l0kit.harness.openai_http:load_openai', 'an OpenAI-compatible server: `openai:URL#MODEL[,endpoint=completions,concurrency=8]`'),
+    'openai': ('l0kit.harness.openai_http:load_openai', 'OpenAI-compatible servers: `openai:URL#MODEL[,endpoint=completions,concurrency=8]`, '
+               'several: `openai:URL1|URL2#MODEL` (concurrency per server)'),
     'replay': ('l0kit.harness.replay:load_replay', 'recorded responses: `replay:RUN_DIR_OR_FILE`'),
     'simulated': ('l0kit.l0.simulated:load_simulated', 'the tracer with controlled errors: `simulated:rate=0.02,kinds=list_copy+value,seed=0`'),
     'procbench_sim': ('l0kit.procbench.benchmark:load_procbench_simulated', 'ProcBench answers from the kit solver with state errors at a rate (not a language model): `procbench_sim:error_rate=0.1`'),
