@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite: notebooks clean and in sync with the package, notebook tests, pytest.
+# The whole test suite: notebooks clean and in sync with the package, ruff on the package, notebook tests, pytest.
 # Extra pytest arguments pass through (e.g. `--runslow`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,5 +14,6 @@ if [ "$(state)" != "$before" ]; then
   exit 1
 fi
 echo "notebooks clean, package in sync"
+ruff check l0kit
 nbdev-test --n-workers 2 --timing
 python -m pytest -q "$@"
