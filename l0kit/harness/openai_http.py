@@ -4,15 +4,17 @@
 
 # %% ../../nbs/02b_openai_http.ipynb #02c18c17
 from __future__ import annotations
-import os, random, threading, time
-from concurrent.futures import ThreadPoolExecutor
+import os, random, threading, time, warnings
+from collections import deque
+from dataclasses import dataclass, field
 from urllib.parse import urlparse
 import requests
+from fastcore.basics import patch
 from .models import Model, Completion, GenerationParams, ModelUnavailable, ModelSpecError, prepare, budget, estimate_tokens
 from .prompt import render_raw
 
 # %% auto #0
-__all__ = ['RETRY_STATUS', 'RequestFailed', 'post_with_retries', 'OpenAIModel', 'load_openai']
+__all__ = ['RETRY_STATUS', 'RequestFailed', 'post_with_retries', 'ServerFailover', 'Server', 'OpenAIModel', 'load_openai']
 
 # %% ../../nbs/02b_openai_http.ipynb #a4554886
 RETRY_STATUS = {408, 429, 500, 502, 503, 504}
@@ -44,53 +46,100 @@ def post_with_retries(session, url: str, payload: dict, timeout: float, max_retr
         if not err.retry or attempt == max_retries: raise err
         time.sleep(err.wait if err.wait is not None else backoff * 2 ** attempt * (1 + random.random() / 4))
 
-# %% ../../nbs/02b_openai_http.ipynb #3b64f1a2
-class OpenAIModel(Model):
-    "A model behind an OpenAI-compatible server."
+# %% ../../nbs/02b_openai_http.ipynb #e853683d
+class ServerFailover(UserWarning):
+    "A server failed and its requests went to the other servers of the model."
 
-    def __init__(self, base_url: str, model: str = '', endpoint: str = 'chat', api_key_env: str = 'OPENAI_API_KEY',
-                 concurrency: int = 8, timeout: float = 600, max_retries: int = 5, backoff: float = 1.0):
+@dataclass
+class Server:
+    "One OpenAI-compatible server of a model: its base URL, its concurrency and what happened to it."
+    url: str  # base URL, ending in /v1
+    concurrency: int = 8  # requests in flight at once
+    answered: int = 0  # requests it answered
+    handed_off: int = 0  # requests it failed that went to another server
+    last_error: str | None = None  # its last failure
+    down_until: float = 0.0  # `time.monotonic()` until which it gets no request
+    session: requests.Session = field(default_factory=requests.Session, repr=False)
+    tokenize: object = field(default=None, repr=False)  # text -> token count, when the server has a tokenize route
+
+    def __post_init__(self): self.session.mount('http', requests.adapters.HTTPAdapter(pool_maxsize=self.concurrency))
+    def up(self) -> bool: return time.monotonic() >= self.down_until
+    def info(self) -> dict: return {'url': self.url, 'concurrency': self.concurrency, 'answered': self.answered,
+                                    'handed_off': self.handed_off, 'last_error': self.last_error}
+
+# %% ../../nbs/02b_openai_http.ipynb #d83a9bca
+class OpenAIModel(Model):
+    "A model behind one or several OpenAI-compatible servers."
+
+    def __init__(self, base_url: str | list, model: str = '', endpoint: str = 'chat', api_key_env: str = 'OPENAI_API_KEY',
+                 concurrency: int = 8, timeout: float = 600, max_retries: int = 5, backoff: float = 1.0,
+                 server_retries: int = 1, cooldown: float = 60.0):
         if endpoint not in ('chat', 'completions'): raise ModelSpecError(f"endpoint must be chat or completions, got {endpoint!r}")
         if concurrency < 1: raise ModelSpecError("concurrency must be at least 1")
-        self.base, self.endpoint, self.timeout, self.max_retries, self.backoff = _base_url(base_url), endpoint, timeout, max_retries, backoff
-        self.kind, self.concurrency, self.batch_size = ('chat' if endpoint == 'chat' else 'base'), concurrency, 4 * concurrency
-        self.session = requests.Session()
-        self.session.mount('http', requests.adapters.HTTPAdapter(pool_maxsize=concurrency))
-        key = os.environ.get(api_key_env)
-        if key: self.session.headers['Authorization'] = f"Bearer {key}"
-        self.name = model or self._first_model(api_key_env)
-        self._tokenize = self._find_tokenizer()
+        urls = [_base_url(u) for u in ([base_url] if isinstance(base_url, str) else base_url)]
+        if len(set(urls)) < len(urls): raise ModelSpecError(f"a server is listed twice in {'|'.join(urls)}; raise concurrency= instead")
+        self.servers = [Server(u, concurrency) for u in urls]
+        self.base, self.endpoint, self.timeout, self.max_retries, self.backoff = '|'.join(urls), endpoint, timeout, max_retries, backoff
+        self.server_retries, self.cooldown = server_retries, cooldown
+        self.kind, self.concurrency, self.batch_size = ('chat' if endpoint == 'chat' else 'base'), concurrency, 4 * concurrency * len(urls)
+        if key := os.environ.get(api_key_env):
+            for s in self.servers: s.session.headers['Authorization'] = f"Bearer {key}"
+        self.name = self._check_servers(model, api_key_env)
+        for s in self.servers: s.tokenize = self._find_tokenizer(s)
+        self._tokenize = next((s.tokenize for s in self.servers if s.tokenize), None)
 
-    def _first_model(self, api_key_env) -> str:
-        try: r = self.session.get(self.base + '/models', timeout=min(self.timeout, 30))
+    def _models(self, s: Server, api_key_env) -> list[str]:
+        "The models a server serves (raises `ModelUnavailable` when it does not answer)."
+        try: r = s.session.get(s.url + '/models', timeout=min(self.timeout, 30))
         except requests.RequestException as e:
-            raise ModelUnavailable(f"no OpenAI-compatible server answers at {self.base} ({type(e).__name__}); start it "
+            raise ModelUnavailable(f"no OpenAI-compatible server answers at {s.url} ({type(e).__name__}); start it "
                                    "(e.g. `python -m llama_cpp.server --model FILE --port 8000`, `vllm serve MODEL`) or fix the URL") from None
-        if r.status_code in (401, 403): raise ModelUnavailable(f"{self.base} refused the request (HTTP {r.status_code}); set ${api_key_env} to a valid key")
-        try: return r.json()['data'][0]['id']
-        except (ValueError, KeyError, IndexError): raise ModelUnavailable(f"{self.base}/models lists no model; name one with `#MODEL`") from None
+        if r.status_code in (401, 403): raise ModelUnavailable(f"{s.url} refused the request (HTTP {r.status_code}); set ${api_key_env} to a valid key")
+        try: return [m['id'] for m in r.json()['data']]
+        except (ValueError, KeyError, TypeError): return []
 
-    def _find_tokenizer(self):
+    def _check_servers(self, model: str, api_key_env) -> str:
+        "The served model's name; with several servers, those that do not answer are set aside with a warning."
+        if len(self.servers) == 1:
+            if model: return model
+            names = self._models(self.servers[0], api_key_env)
+            if not names: raise ModelUnavailable(f"{self.servers[0].url}/models lists no model; name one with `#MODEL`")
+            return names[0]
+        found, errors = [], []
+        for s in self.servers:
+            try: found += self._models(s, api_key_env)
+            except ModelUnavailable as e:
+                errors.append(str(e)); s.last_error, s.down_until = str(e), time.monotonic() + self.cooldown
+                warnings.warn(f"server {s.url} does not answer; the other servers take its requests ({e})", ServerFailover)
+        if len(errors) == len(self.servers): raise ModelUnavailable(f"none of the servers answers: {'; '.join(errors)}")
+        if not (model or found): raise ModelUnavailable(f"no server lists a model; name one with `#MODEL`")
+        return model or found[0]
+
+    def _find_tokenizer(self, s: Server):
         "The server's tokenize route, if it has one (vLLM: /tokenize, llama-cpp-python: /extras/tokenize)."
-        root = self.base.removesuffix('/v1')
+        root = s.url.removesuffix('/v1')
         for path, body, field in (('/tokenize', lambda t: {'model': self.name, 'prompt': t}, 'count'),
                                   ('/extras/tokenize', lambda t: {'input': t}, 'tokens')):
             try:
-                r = self.session.post(root + path, json=body('L2,'), timeout=10)
+                r = s.session.post(root + path, json=body('L2,'), timeout=10)
                 if r.status_code == 200 and field in r.json():
                     return lambda t, p=path, b=body, f=field: (lambda j: j[f] if f == 'count' else len(j[f]))(
-                        self.session.post(root + p, json=b(t), timeout=self.timeout).json())
+                        s.session.post(root + p, json=b(t), timeout=self.timeout).json())
             except (requests.RequestException, ValueError): pass
         return None
 
     def count_tokens(self, text: str) -> int:
-        if self._tokenize is not None:
-            try: return self._tokenize(text)
+        for s in sorted(self.servers, key=lambda s: not s.up()):  # a server set aside last
+            if s.tokenize is None: continue
+            try: return s.tokenize(text)
             except (requests.RequestException, ValueError, KeyError): pass
         return estimate_tokens(text)
 
-    def info(self): return {**super().info(), 'base_url': self.base, 'endpoint': self.endpoint, 'concurrency': self.concurrency,
-                            'server_tokenizer': self._tokenize is not None}
+    def info(self):
+        d = {**super().info(), 'base_url': self.base, 'endpoint': self.endpoint, 'concurrency': self.concurrency,
+             'server_tokenizer': self._tokenize is not None}
+        if len(self.servers) > 1: d.update(servers=[s.info() for s in self.servers], handed_off=sum(s.handed_off for s in self.servers))
+        return d
 
     def _payload(self, p, params, n, seed) -> dict:
         d = {'model': self.name, 'max_tokens': budget(p, params), 'temperature': params.temperature, 'n': n}
@@ -104,43 +153,81 @@ class OpenAIModel(Model):
         else: d['messages'] = p.messages
         return d
 
-    def _one(self, p, params, seed) -> list[Completion]:
-        out, retries = [], 0
-        url = f"{self.base}/{'chat/completions' if self.endpoint == 'chat' else 'completions'}"
-        while len(out) < params.n:  # servers that ignore `n` (llama.cpp) answer with one choice: ask again
-            t0 = time.perf_counter()
-            try: j, r = post_with_retries(self.session, url, self._payload(p, params, params.n - len(out), seed), self.timeout, self.max_retries, self.backoff)
-            except RequestFailed as e:
-                return out + [Completion('', latency_s=time.perf_counter() - t0, finish_reason='error', error=str(e))] * (params.n - len(out))
-            retries += r
-            choices, usage = j.get('choices') or [], j.get('usage') or {}
-            if not choices: return out + [Completion('', finish_reason='error', error=f"the server answered without choices: {str(j)[:200]}")] * (params.n - len(out))
-            lat = time.perf_counter() - t0
-            for c in choices:
-                text = (c.get('message') or {}).get('content') if self.endpoint == 'chat' else c.get('text')
-                ct = usage.get('completion_tokens')
-                out.append(Completion(text or '', usage.get('prompt_tokens'), ct // len(choices) if ct is not None else None, lat,
-                                      c.get('finish_reason'), meta={'retries': retries} if retries else {}))
-            if seed is not None: seed += 1
-        return out[:params.n]
+    def close(self):
+        for s in self.servers: s.session.close()
 
-    def generate(self, prompts, params=None, seeds=None):
-        prompts, params = prepare(prompts, params)
-        seeds = seeds if seeds is not None and params.temperature > 0 else [None] * len(prompts)
-        with ThreadPoolExecutor(self.concurrency) as ex:
-            return list(ex.map(lambda a: self._one(a[0], params, a[1]), zip(prompts, seeds)))
+# %% ../../nbs/02b_openai_http.ipynb #937baf9b
+@patch
+def _one(self: OpenAIModel, s: Server, p, params, seed) -> tuple[list[Completion], RequestFailed | None]:
+    "The `params.n` completions of one prompt from server `s`, or those it got and the failure that stopped it."
+    out, retries = [], 0
+    url = f"{s.url}/{'chat/completions' if self.endpoint == 'chat' else 'completions'}"
+    tries = self.max_retries if len(self.servers) == 1 else self.server_retries
+    while len(out) < params.n:  # servers that ignore `n` (llama.cpp) answer with one choice: ask again
+        t0 = time.perf_counter()
+        try: j, r = post_with_retries(s.session, url, self._payload(p, params, params.n - len(out), seed), self.timeout, tries, self.backoff)
+        except RequestFailed as e: return out, e
+        retries += r
+        choices, usage = j.get('choices') or [], j.get('usage') or {}
+        if not choices: return out, RequestFailed(f"the server answered without choices: {str(j)[:200]}")
+        lat = time.perf_counter() - t0
+        for c in choices:
+            text = (c.get('message') or {}).get('content') if self.endpoint == 'chat' else c.get('text')
+            ct = usage.get('completion_tokens')
+            out.append(Completion(text or '', usage.get('prompt_tokens'), ct // len(choices) if ct is not None else None, lat,
+                                  c.get('finish_reason'), meta={'retries': retries} if retries else {}))
+        if seed is not None: seed += 1
+    return out[:params.n], None
 
-    def close(self): self.session.close()
+# %% ../../nbs/02b_openai_http.ipynb #36008158
+@patch
+def _dispatch(self: OpenAIModel, prompts: list, params: GenerationParams, seeds: list) -> list[list[Completion]]:
+    "Every prompt's completions, from whichever server takes it; failing servers hand their prompts to the others."
+    queue, results, cond = deque(range(len(prompts))), [None] * len(prompts), threading.Condition()
+    left = [len(prompts)]
+    def worker(s: Server):
+        while True:
+            with cond:
+                while left[0] and not (s.up() and queue): cond.wait(0.2 if s.up() else max(0.01, min(1.0, s.down_until - time.monotonic())))
+                if not left[0]: return
+                i = queue.popleft()
+            out, err = self._one(s, prompts[i], params, seeds[i])
+            with cond:
+                if err is not None and err.retry and any(o.up() for o in self.servers if o is not s):
+                    if s.up(): warnings.warn(f"server {s.url} failed ({err}); its requests go to the other servers for {self.cooldown:g} s", ServerFailover)
+                    s.handed_off, s.last_error, s.down_until = s.handed_off + 1, str(err), time.monotonic() + self.cooldown
+                    queue.appendleft(i)
+                else:
+                    if err is not None: s.last_error = str(err); out = out + [Completion('', finish_reason='error', error=str(err))] * (params.n - len(out))
+                    else: s.answered += 1
+                    if len(self.servers) > 1:
+                        for c in out: c.meta['server'] = s.url
+                    results[i] = out; left[0] -= 1
+                cond.notify_all()
+    threads = [threading.Thread(target=worker, args=(s,), daemon=True) for s in self.servers for _ in range(min(s.concurrency, len(prompts)))]
+    for t in threads: t.start()
+    for t in threads: t.join()
+    return results
 
+@patch
+def generate(self: OpenAIModel, prompts, params=None, seeds=None):
+    prompts, params = prepare(prompts, params)
+    seeds = seeds if seeds is not None and params.temperature > 0 else [None] * len(prompts)
+    return self._dispatch(prompts, params, seeds)
+
+# %% ../../nbs/02b_openai_http.ipynb #2386dfb1
 def load_openai(arg: str, *,
                 endpoint: str = 'chat',  # 'chat' (messages) or 'completions' (raw text)
                 api_key_env: str = 'OPENAI_API_KEY',  # environment variable holding the API key
-                concurrency: int = 8,  # requests in flight at once
+                concurrency: int = 8,  # requests in flight at once, per server
                 timeout: float = 600,  # seconds per request
-                max_retries: int = 5,  # retries of 429 / 5xx / timeouts / dropped connections
+                max_retries: int = 5,  # retries of 429 / 5xx / timeouts / dropped connections (one server)
                 backoff: float = 1.0,  # first retry delay in seconds, doubled each time
+                server_retries: int = 1,  # retries on one server before its request goes to another (several servers)
+                cooldown: float = 60.0,  # seconds a failed server is set aside (several servers)
                ) -> OpenAIModel:
-    "The model of an `openai:URL#MODEL` spec."
-    url, _, model = arg.partition('#')
-    if not url: raise ModelSpecError("openai needs a URL: `openai:http://localhost:8000/v1#MODEL`")
-    return OpenAIModel(url, model, endpoint, api_key_env, int(concurrency), float(timeout), int(max_retries), float(backoff))
+    "The model of an `openai:URL#MODEL` or `openai:URL1|URL2|...#MODEL` spec."
+    urls, _, model = arg.partition('#')
+    if not urls: raise ModelSpecError("openai needs a URL: `openai:http://localhost:8000/v1#MODEL`")
+    return OpenAIModel(urls.split('|'), model, endpoint, api_key_env, int(concurrency), float(timeout), int(max_retries), float(backoff),
+                       int(server_retries), float(cooldown))
