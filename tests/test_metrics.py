@@ -132,20 +132,21 @@ def _make_run(tmp_path, voters=7, garbage=True):
     items, lines = [], []
     for i, prog in enumerate(VALIDATION_PROGRAMS * 3):
         t = trace_program(prog, _random_inputs(prog, rng))
-        items.append(dict(id=f"p{i}", split=["short", "long"][i % 2], program=prog, target=t, steps=len(t)))
+        items.append(dict(id=f"p{i}", split=["short", "long"][i % 2], program=prog, target=t, steps=len(t), demonstrations=[]))
         for v in range(voters):
             r = "\n".join(t if v % 3 else t[: v + 1])
             lines.append(json.dumps(dict(id=f"p{i}", split=items[-1]["split"], voter=v, response=r, error=None)))
     if garbage:
         lines += [json.dumps(dict(id="p0", voter=voters, response=None)), json.dumps(dict(id="p1", voter=voters, response="\x00" * 5000)),
                   '{"id": "p2", "voter": 99, "response": "trunc']
-    (tmp_path / "run.json").write_text(json.dumps(dict(model={}, benchmark="l0", data=None, split="all", seed=0)))
+    (tmp_path / "run.json").write_text(json.dumps(dict(model="hand-written", benchmark="l0", data=None, split="all", seed=0,
+                                                        config={"voters": voters})))  # a format-1 run.json
     (tmp_path / "responses.jsonl").write_text("\n".join(lines) + "\n")
     return items
 
 def test_report_end_to_end(tmp_path):
     items = _make_run(tmp_path)
-    with pytest.warns(UserWarning, match="skipped 1 unreadable"):
+    with pytest.warns(UserWarning, match="skipped 2 unreadable"):  # a torn line, and a record with no response and no error
         t = report(tmp_path, items=items)
     assert t.attrs["scoring"]["k"] == 7 and t.index[-1] == "average" and set(t.index[:-1]) == {"short", "long"}
     assert t.loc["average", "programs"] == 6
@@ -268,7 +269,7 @@ def test_report_cli_all_options(tmp_path, capsys):
 def test_report_cli_user_errors_exit_2(tmp_path, capsys):
     from l0kit.harness.cli import main
     assert main(["report", str(tmp_path / "missing")]) == 2
-    assert "run directory holds run.json" in capsys.readouterr().err
+    assert "is not a run folder (no run.json)" in capsys.readouterr().err
 
 def test_summary_intervals_cover_the_table(tmp_path):
     from l0kit.l0.analysis import summary_intervals
@@ -309,12 +310,12 @@ def test_report_cli_validates_taxonomy_on_simulated_runs(tmp_path, capsys):
     items, lines = [], []
     for i, prog in enumerate(VALIDATION_PROGRAMS * 4):
         t = trace_program(prog, _random_inputs(prog, rng))
-        items.append(dict(id=f"p{i}", split="short", program=prog, target=t, steps=len(t)))
+        items.append(dict(id=f"p{i}", split="short", program=prog, target=t, steps=len(t), demonstrations=[]))
         for v in range(3):
             resp, e = corrupt_trace(t, prog, "expression", rng)
             meta = {"simulated": True, "injected": [{"step": e, "kind": "value"}]}
             lines.append(json.dumps(dict(id=f"p{i}", split="short", voter=v, response="\n".join(resp), meta=meta)))
-    (tmp_path / "run.json").write_text(json.dumps(dict(model="simulated:rate=0.1", benchmark="l0", data="", split="short")))
+    (tmp_path / "run.json").write_text(json.dumps(dict(model="simulated:rate=0.1", benchmark="l0", data="", split="short", config={"voters": 3})))
     (tmp_path / "responses.jsonl").write_text("\n".join(lines) + "\n")
     from l0kit.l0.dataset import save_dataset
     save_dataset({"short": items}, {"config": {"gen": {"max_trace_steps": 500}}, "counts": {"short": len(items)}}, tmp_path / "data")

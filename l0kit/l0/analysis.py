@@ -17,9 +17,9 @@ from ..harness.report import RESPONSE_COLUMNS
 
 # %% auto #0
 __all__ = ['SINGLE', 'RunDirectoryError', 'load_run', 'UnknownItems', 'score_responses', 'majority_votes',
-           'pass_at_k_per_program', 'summarize_l0', 'summary_intervals', 'pass_maj_table', 'MissingDataSet',
-           'load_run_items', 'score_run', 'score_runs', 'complete_programs', 'report', 'survival_curve',
-           'per_step_error_rate']
+           'pass_at_k_per_program', 'split_order', 'summarize_l0', 'summary_intervals', 'pass_maj_table',
+           'MissingDataSet', 'load_run_items', 'score_run', 'score_runs', 'complete_programs', 'report',
+           'survival_curve', 'per_step_error_rate']
 
 # %% ../../nbs/15a_l0_analysis.ipynb #7324ec3f
 class RunDirectoryError(FileNotFoundError):
@@ -120,7 +120,8 @@ SINGLE = "single attempt"
 
 def _col(metric: str, how: str) -> str: return f"{metric} {how}"
 
-def _split_order(scores: pd.DataFrame) -> list:
+def split_order(scores: pd.DataFrame) -> list:
+    "The splits of a table of scores, shortest target traces first."
     return scores.groupby("split", sort=False)["target_steps"].mean().sort_values(kind="stable").index.tolist()
 
 def summarize_l0(scores: pd.DataFrame,  # scored responses (`score_responses`)
@@ -131,7 +132,7 @@ def summarize_l0(scores: pd.DataFrame,  # scored responses (`score_responses`)
     maj = majority_votes(scores, k)
     pas = pass_at_k_per_program(scores, k)
     rows = {}
-    for split in _split_order(scores):
+    for split in split_order(scores):
         s = scores[scores["split"] == split]
         ids = s["id"].unique()
         m, p = maj.loc[ids], pas.loc[ids]
@@ -174,7 +175,7 @@ def summary_intervals(scores: pd.DataFrame,  # scored responses
                      ) -> pd.DataFrame:
     "Bootstrap intervals (over programs) of table 1's cells: columns (metric, 'low' / 'high')."
     per = _per_program(scores, k)
-    order, a = _split_order(scores), (1 - confidence) / 2
+    order, a = split_order(scores), (1 - confidence) / 2
     rng = np.random.default_rng(seed)
     out, draws = {}, {}
     for split in order:
@@ -201,7 +202,7 @@ def pass_maj_table(scores: pd.DataFrame,  # scored responses (`score_responses`)
     cols = {f"pass@{k}": pass_at_k_per_program(scores, k) for k in ks}
     cols.update({f"maj@{k}": majority_votes(scores, k)["correct"] for k in ks if k > 1})
     per_prog = pd.DataFrame(cols).join(scores.groupby("id")["split"].first())
-    t = 100 * per_prog.groupby("split").agg(lambda x: x.mean(skipna=False)).reindex(_split_order(scores))
+    t = 100 * per_prog.groupby("split").agg(lambda x: x.mean(skipna=False)).reindex(split_order(scores))
     t.loc["average"] = t.mean()
     return t
 

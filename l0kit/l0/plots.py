@@ -12,7 +12,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 import l0kit
 from ..harness.scoring import bootstrap_ci
-from .analysis import pass_maj_table, per_step_error_rate, survival_curve, _split_order
+from .analysis import pass_maj_table, per_step_error_rate, survival_curve, split_order
 from .published import published_meta, published_splits
 from ..harness.figures import save_figure
 
@@ -23,7 +23,7 @@ __all__ = ['plot_accuracy_vs_steps', 'voting_curves', 'plot_voting', 'plot_survi
 def _split_points(scores: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     "Per split: mean target steps, single-attempt accuracy (%) and its bootstrap interval over programs."
     rows = []
-    for split in _split_order(scores):
+    for split in split_order(scores):
         s = scores[scores["split"] == split]
         per_prog = s.groupby("id")["correct"].mean()
         lo, hi = bootstrap_ci(per_prog.to_numpy(), seed=seed)
@@ -103,7 +103,7 @@ def plot_survival(scores: pd.DataFrame,  # scored responses
     "Fraction of responses still error-free after each step."
     ax = ax or plt.subplots(figsize=(6, 4))[1]
     sc = survival_curve(scores, by=by)
-    order = _split_order(scores) if by == "split" else sc[by].unique()
+    order = split_order(scores) if by == "split" else sc[by].unique()
     for key in order:
         c = sc[sc[by] == key]
         ax.step(c["step"], 100 * c["survival"], where="post", label=str(key))
