@@ -3,6 +3,7 @@ import json, os
 import pytest
 from l0kit.harness.sandbox import Sandbox, run_batch, run_in_sandbox, SandboxResult
 
+PROBE = os.path.expanduser('~/l0kit_sandbox_probe')   # outside the sandbox (it sees no /etc/passwd, so no `~` either)
 BAD = {
     'infinite loop': ("def f():\n    while True:\n        pass\n", 'Timeout'),
     'huge allocation': ("def f():\n    return [0] * (10 ** 10)\n", 'MemoryError'),
@@ -10,7 +11,7 @@ BAD = {
     'os.system': ("import os\ndef f():\n    return os.system('true')\n", 'PermissionError'),
     'fork': ("import os\ndef f():\n    return os.fork()\n", 'PermissionError'),
     'network': ("def f():\n    import socket\n    return socket.socket()\n", 'PermissionError'),
-    'write outside': ("def f():\n    with open(os.path.expanduser('~/l0kit_sandbox_probe'), 'w') as fh: fh.write('x')\nimport os\n", 'PermissionError'),
+    'write outside': (f"def f():\n    with open({PROBE!r}, 'w') as fh: fh.write('x')\n", 'PermissionError'),
     'rename outside': ("import os\ndef f():\n    os.rename('/tmp', '/tmp2')\n", 'PermissionError'),
     'exit': ("import os\ndef f():\n    os._exit(0)\n", 'Crashed'),
 }
@@ -22,7 +23,7 @@ def test_batch_survives_every_misbehaviour():
     for (name, (_, want)), bad, good in zip(BAD.items(), res[::2], res[1::2]):
         assert (bad.ok, bad.error_type) == (False, want), (name, bad)
         assert (good.ok, good.value) == (True, 42), name
-    assert not os.path.exists(os.path.expanduser('~/l0kit_sandbox_probe'))
+    assert not os.path.exists(PROBE)
     json.dumps([r.to_dict() for r in res])
 
 def test_temporary_directory_is_removed():
