@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 # %% auto #0
-__all__ = ['ConfigError', 'read_yaml_mapping', 'check_fields', 'YamlConfig', 'check_value']
+__all__ = ['ConfigError', 'read_yaml_mapping', 'check_fields', 'YamlConfig', 'check_value', 'safe_name']
 
 # %% ../../nbs/00_config.ipynb #b672eb2d
 class ConfigError(ValueError):
@@ -63,3 +63,13 @@ def check_value(owner: str,  # the dataclass (for the message)
     if minimum is not None and value < minimum: raise ConfigError(f"{owner}.{name} must be at least {minimum}, got {value!r}")
     if maximum is not None and value > maximum: raise ConfigError(f"{owner}.{name} must be at most {maximum}, got {value!r}")
     if choices is not None and value not in choices: raise ConfigError(f"{owner}.{name} must be one of {', '.join(map(str, choices))}; got {value!r}")
+
+# %% ../../nbs/00_config.ipynb #d5bb8d36
+import re
+_SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+
+def safe_name(name, what: str = 'name') -> str:
+    "`name` if it is a plain file name that stays in its folder, else `ConfigError`."
+    if not isinstance(name, str) or not _SAFE.fullmatch(name) or '..' in name:
+        raise ConfigError(f"{what} {name!r} cannot be a file name: use letters, digits, '_', '-' and '.' (no path, no leading dot)")
+    return name

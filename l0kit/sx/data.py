@@ -15,7 +15,7 @@ from ..harness.sandbox import Sandbox
 from .stepcount import SEMANTICS_VERSION, instrument, instrument_functions
 from .atomic import random_value
 from .compose import Composite, GenerationError, KINDS, compose
-from ..harness.config import YamlConfig, check_fields
+from ..harness.config import YamlConfig, check_fields, check_value, safe_name, ConfigError
 
 # %% auto #0
 __all__ = ['CASES_HARNESS', 'TABLE2_COLUMNS', 'SUBSET_TITLES', 'PAPER_TABLE_2', 'run_cases', 'corrupt', 'SubsetConfig',
@@ -126,6 +126,16 @@ class SubsetConfig:
     max_list_len: int = 6  # longest input list / string length scale
     corruption_rate: float = 0.5  # predict: probability that a shown output is corrupted
 
+    def __post_init__(self):
+        c = lambda n, *a, **k: check_value('SubsetConfig', n, getattr(self, n), *a, **k)
+        safe_name(self.name, 'SX subset name'); c('task', str, choices=('predict', 'reasoning')); c('count', int, minimum=0)
+        c('composition_mix', dict); c('max_steps', int, minimum=1); c('max_list_len', int, minimum=1)
+        for n in ('list_prefix_rate', 'corruption_rate'): c(n, float, minimum=0, maximum=1)
+        for n in ('num_functions', 'num_tests') + (('step_range',) if self.step_range is not None else ()):
+            v = getattr(self, n)
+            if not (isinstance(v, (list, tuple)) and len(v) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in v) and 0 < v[0] <= v[1]):
+                raise ConfigError(f"SubsetConfig.{n} must be [min, max] with 0 < min <= max, got {v!r}")
+
 # %% ../../nbs/33_sx_data.ipynb #393f39ab
 @dataclass
 class SXConfig(YamlConfig):
@@ -142,6 +152,14 @@ class SXConfig(YamlConfig):
     max_attempts: int = 400  # programs drawn per sample before giving up
     semantics: str = SEMANTICS_VERSION
 
+    def __post_init__(self):
+        c = lambda n, *a, **k: check_value('SXConfig', n, getattr(self, n), *a, **k)
+        c('seed', int, minimum=0); c('timeout_s', float, minimum=0.01); c('memory_mb', int, minimum=64); c('max_attempts', int, minimum=1)
+        if not isinstance(self.subsets, list) or not all(isinstance(s, SubsetConfig) for s in self.subsets):
+            raise ConfigError(f"SXConfig.subsets must be a list of subsets, got {self.subsets!r}")
+        names = [s.name for s in self.subsets]
+        if len(set(names)) < len(names): raise ConfigError(f"SXConfig.subsets names a subset twice: {names}")
+
     def subset(self, name: str) -> SubsetConfig:
         for s in self.subsets:
             if s.name == name: return s
@@ -156,6 +174,8 @@ def from_dict(cls: SXConfig, d: dict) -> SXConfig:
     d = dict(d)
     check_fields(cls, d, 'SX config')
     if 'subsets' in d:
+        if not isinstance(d['subsets'], list) or not all(isinstance(s, dict) for s in d['subsets']):
+            raise ConfigError(f"SX config: subsets must be a list of mappings, got {d['subsets']!r}")
         for s in d['subsets']: check_fields(SubsetConfig, s, 'SX subset')
         d['subsets'] = [SubsetConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in s.items()}) for s in d['subsets']]
     if d.get('semantics', SEMANTICS_VERSION) != SEMANTICS_VERSION:
