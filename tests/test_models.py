@@ -1,44 +1,81 @@
-"""Model backends end to end: the tiny random Llama (default run), the embedded SmolLM2 and its GGUF (`model`), and a
-real llama.cpp OpenAI-compatible server serving the packaged SmolLM2 GGUF (`server`; skipped when llama-cpp-python is
-not installed)."""
-import importlib.util, os, socket, subprocess, sys, time
-from pathlib import Path
+"""Model backends end to end: the tiny random Llama; the embedded SmolLM2 on llama.cpp (default run) and on transformers
+(`model`); a real llama.cpp OpenAI-compatible server serving the packaged SmolLM2 GGUF (`server`, default run: it fails,
+saying to run scripts/setup.sh, when the server's packages are missing), alone and beside a server that fails."""
+import json, socket, subprocess, sys, tempfile, threading, time, warnings
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest, requests
+from conftest import missing_server_packages
 from l0kit.harness.benchmark import get_benchmark
 from l0kit.l0.benchmark import make_l0_item
 from l0kit.harness.models import GenerationParams, ModelUnavailable, ModelSpecError, load_model
 from l0kit.harness.prompt import Prompt
-from l0kit.harness.runner import EvalConfig, run_eval, read_responses
+from l0kit.harness.runner import RunConfig, run_eval
+from l0kit.harness.runs import read_records
 
 SMALL = "def function(x, lst_y, cond_x):\n    lst_y.append(x)\n    if cond_x:\n        x = x + 2\n    lst_y.pop()\n    return\n"
 ITEMS = [make_l0_item(f'small-{k}', SMALL, dict(x=k, lst_y=[k], cond_x=k % 2 == 0), [dict(x=i, lst_y=[], cond_x=i % 3 == 0) for i in range(8)])
          for k in range(3)]
 
+def read_responses(run): return [vars(r) for r in read_records(run).records]
+
 def test_unknown_and_malformed_specs():
     with pytest.raises(ModelSpecError, match='unknown model kind'): load_model('llama3:/x')
     with pytest.raises(ModelSpecError, match='take no option'): load_model('replay:/x,temperature=1')
     with pytest.raises(ModelUnavailable, match='not a Hugging Face model directory'): load_model('hf:/nonexistent')
+    with pytest.raises(ModelUnavailable, match='not found'): load_model('llamacpp:/nonexistent.gguf')
+    with pytest.raises(ModelSpecError, match='takes no option device'): load_model('smollm2:device=cpu')
+    with pytest.raises(ModelSpecError, match='listed twice'): load_model('openai:http://127.0.0.1:1/v1|http://127.0.0.1:1#m')
 
 def test_tiny_llama_runs_the_protocol(tmp_path):
     from l0kit.harness.hf import tiny_llama_dir
     m = load_model(f'hf:{tiny_llama_dir()},device=cpu,batch_size=4')
-    s = run_eval(get_benchmark('l0'), m, ITEMS, tmp_path / 'run', EvalConfig(voters=3, shots=2, budget_margin=5), progress=False)
+    s = run_eval(get_benchmark('l0', shots=2, budget_margin=5), m, ITEMS, tmp_path / 'run', RunConfig(voters=3), progress=False)
     assert (s['complete'], s['failed']) == (9, 0)
     recs = read_responses(tmp_path / 'run')
     budgets = {it['id']: m.count_tokens('\n'.join(it['target'])) + 5 for it in ITEMS}  # target tokens + margin
     assert all(0 < r['completion_tokens'] <= budgets[r['id']] and r['prompt_tokens'] > 100 for r in recs)
     assert any(r['completion_tokens'] == budgets[r['id']] for r in recs)  # random weights rarely stop early
 
+# --- the embedded SmolLM2 on llama.cpp (in process) ---------------------------------------------------------------
+
+@pytest.fixture(scope='module')
+def smol():
+    with load_model('smollm2') as m: yield m
+
+def test_smollm2_runs_on_llamacpp_by_default(smol):
+    from l0kit.harness.hf import smollm2_gguf
+    info = smol.info()
+    assert (info['backend'], info['name'], info['file'], info['context_length']) == ('llamacpp', 'SmolLM2-135M-Instruct', str(smollm2_gguf()[0]), 8192)
+
+def test_llamacpp_greedy_is_deterministic_and_stops(smol):
+    b = get_benchmark('l0', shots=1)
+    p = b.build_prompt(ITEMS[0], 0)
+    g = GenerationParams(max_new_tokens=32)
+    first, again = smol.generate([p], g)[0][0], smol.generate([p], g)[0][0]
+    assert first.text == again.text and first.text.lstrip('`\n').startswith('L2,')
+    assert (first.error, again.meta['cached_prompt_tokens']) == (None, first.prompt_tokens - 1)  # the second call reused the prompt
+    assert first.prompt_tokens == smol.count_tokens(smol.render(p)) and 0 < first.completion_tokens <= 32
+    cut = smol.generate([p], GenerationParams(max_new_tokens=32, stop=['\nL3']))[0][0]
+    assert (cut.text, cut.finish_reason) == (first.text[:first.text.index('\nL3')], 'stop')
+    assert cut.completion_tokens == smol.count_tokens(cut.text) < first.completion_tokens
+
+def test_llamacpp_runs_the_protocol_reusing_the_voters_prefix(smol, tmp_path):
+    s = run_eval(get_benchmark('l0', shots=1, budget_margin=4), smol, ITEMS[:2], tmp_path / 'run', RunConfig(voters=3), progress=False)
+    assert (s['complete'], s['failed']) == (6, 0)
+    recs = read_responses(tmp_path / 'run')
+    assert all(r['meta']['cached_prompt_tokens'] < r['prompt_tokens'] for r in recs)
+    # the voters of an item share the instruction and the program: all but the first read them from the cache
+    assert sum(r['meta']['cached_prompt_tokens'] > 100 for r in recs) >= 4
+
 @pytest.mark.model
-def test_smollm2_batched_equals_batch_1_and_writes_traces(tmp_path):
-    m = load_model('smollm2:device=cpu,batch_size=3')
-    b = get_benchmark('l0'); b.items = ITEMS
-    cfg = EvalConfig(voters=1, shots=1, budget_margin=16)
-    prompts = [b.build_prompt(it, 0, cfg) for it in ITEMS]
+def test_smollm2_on_transformers_batched_equals_batch_1_and_writes_traces(tmp_path):
+    m = load_model('smollm2:backend=transformers,device=cpu,batch_size=3')
+    b = get_benchmark('l0', shots=1, budget_margin=16)
+    prompts = [b.build_prompt(it, 0) for it in ITEMS]
     params = GenerationParams(max_new_tokens=24)
     batched = [c[0].text for c in m.generate(prompts, params)]
     assert batched == [m.generate([p], params)[0][0].text for p in prompts]
-    s = run_eval(b, m, ITEMS, tmp_path / 'run', cfg, progress=False)
+    s = run_eval(b, m, ITEMS, tmp_path / 'run', RunConfig(voters=1), progress=False)
     assert s['complete'] == 3
     assert sum(r['response'].lstrip('`\n').startswith('L2,') for r in read_responses(tmp_path / 'run')) >= 2  # it keeps the trace shape
 
@@ -50,33 +87,36 @@ def test_gguf_file_loads_through_transformers():
     assert m.kind == 'chat' and m.count_tokens('L2,x:1') > 0
     assert m.generate(['Say hi.'], GenerationParams(max_new_tokens=5))[0][0].completion_tokens <= 5
 
-# --- a real llama.cpp server -------------------------------------------------------------------------------------
+# --- a real llama.cpp server ---------------------------------------------------------------------------------------
 
 def _free_port():
     s = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close(); return port
 
 @pytest.fixture(scope='module')
 def llama_server():
-    if importlib.util.find_spec('llama_cpp') is None: pytest.skip('llama-cpp-python[server] is not installed (pip install "llama-cpp-python[server]")')
+    if missing := missing_server_packages():
+        pytest.fail(f"the llama.cpp server needs {', '.join(missing)}: run scripts/setup.sh (it installs the kit's `server` extra)")
     from l0kit.harness.hf import smollm2_gguf
     gguf, _ = smollm2_gguf()
-    port = _free_port()
+    port, log = _free_port(), tempfile.TemporaryFile()  # a file, not a pipe: a full pipe would stop the server
     proc = subprocess.Popen([sys.executable, '-m', 'llama_cpp.server', '--model', str(gguf), '--host', '127.0.0.1', '--port', str(port),
-                             '--n_ctx', '4096', '--n_threads', '2', '--seed', '0'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             '--n_ctx', '4096', '--n_threads', '1', '--seed', '0', '--verbose', 'false'], stdout=log, stderr=log)
     url = f'http://127.0.0.1:{port}/v1'
+    tail = lambda: (log.seek(0), log.read().decode(errors='replace')[-1500:])[1]
     try:
-        for _ in range(240):
+        for _ in range(480):
             try:
                 if requests.get(url + '/models', timeout=1).status_code == 200: break
             except requests.RequestException: pass
-            if proc.poll() is not None: pytest.skip('the llama.cpp server exited at start')
-            time.sleep(0.5)
-        else: pytest.fail('the llama.cpp server did not answer within 120 s')
+            if proc.poll() is not None: pytest.fail(f"the llama.cpp server exited at start: {tail()}")
+            time.sleep(0.25)
+        else: pytest.fail(f"the llama.cpp server did not answer within 120 s: {tail()}")
         yield url
     finally:
         proc.terminate()
         try: proc.wait(10)
         except subprocess.TimeoutExpired: proc.kill()
+        log.close()
 
 @pytest.mark.server
 def test_llama_server_chat_and_completions(llama_server):
@@ -92,5 +132,41 @@ def test_llama_server_chat_and_completions(llama_server):
 @pytest.mark.server
 def test_llama_server_runs_the_protocol(llama_server, tmp_path):
     m = load_model(f'openai:{llama_server},concurrency=2')
-    s = run_eval(get_benchmark('l0'), m, ITEMS[:2], tmp_path / 'run', EvalConfig(voters=2, shots=2), progress=False)
+    s = run_eval(get_benchmark('l0', shots=1, budget_margin=4), m, ITEMS[:2], tmp_path / 'run', RunConfig(voters=2), progress=False)
     assert (s['complete'], s['failed']) == (4, 0)
+
+class FailingServer(BaseHTTPRequestHandler):
+    "Lists the model like a server that works, then fails every request: HTTP 500, or (mode 'close') no answer at all."
+    mode, posts = '500', 0
+    def log_message(self, *a): pass
+    def _send(self, code, body):
+        data = json.dumps(body).encode()
+        self.send_response(code); self.send_header('Content-Type', 'application/json'); self.send_header('Content-Length', str(len(data)))
+        self.end_headers(); self.wfile.write(data)
+    def do_GET(self): self._send(200, {'data': [{'id': 'smollm2'}]})
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get('Content-Length', 0)))
+        FailingServer.posts += 1
+        if FailingServer.mode == 'close': self.close_connection = True; return
+        self._send(500, {'error': 'internal server error'})
+
+@pytest.mark.server
+@pytest.mark.parametrize('mode', ['500', 'close'])
+def test_two_servers_one_failing(llama_server, mode):
+    FailingServer.mode, FailingServer.posts = mode, 0
+    fake = ThreadingHTTPServer(('127.0.0.1', 0), FailingServer)
+    threading.Thread(target=fake.serve_forever, daemon=True).start()
+    bad = f'http://127.0.0.1:{fake.server_port}/v1'
+    try:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter('always')
+            m = load_model(f'openai:{bad}|{llama_server}#smollm2,concurrency=2,backoff=0.01')
+            prompts = [Prompt([{'role': 'user', 'content': f'Say the number {k}.'}], max_new_tokens=6) for k in range(5)]
+            outs = m.generate(prompts)
+    finally: fake.shutdown()
+    assert all(o[0].error is None and o[0].meta['server'] == llama_server and o[0].completion_tokens > 0 for o in outs)
+    info = m.info()
+    assert FailingServer.posts >= 1 and info['handed_off'] >= 1 and info['servers'][0]['handed_off'] == info['handed_off']
+    assert info['servers'][1]['answered'] == 5
+    failovers = [str(x.message) for x in w if x.category.__name__ == 'ServerFailover']
+    assert failovers and all(bad in f for f in failovers)

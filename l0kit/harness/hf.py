@@ -6,8 +6,7 @@
 from __future__ import annotations
 import importlib.metadata, os, shutil, tempfile, time
 from pathlib import Path
-from l0kit.harness.models import (Model, Completion, GenerationParams, ModelUnavailable, ModelSpecError, prepare, budget, truncate_at_stop,
-    fit_context)
+from .models import Model, Completion, ModelUnavailable, ModelSpecError, prepare, budget, truncate_at_stop, fit_context
 from .prompt import render_chat, render_raw
 
 # %% auto #0
@@ -16,7 +15,7 @@ __all__ = ['SMOLLM2_PACKAGE', 'SMOLLM2_FILE', 'resolve_device', 'resolve_dtype',
 
 # %% ../../nbs/02a_hf.ipynb #c5cce12f
 def _torch():
-    try: import torch, transformers
+    try: import torch, transformers  # noqa: F401 (transformers: only that it is there)
     except ImportError as e:
         raise ModelUnavailable(f"the transformers backend needs torch and transformers ({e}); install the kit with its "
                                "`models` extra after `pip install torch==2.13.0`") from None

@@ -112,18 +112,18 @@ class OpenAIModel(Model):
                 errors.append(str(e)); s.last_error, s.down_until = str(e), time.monotonic() + self.cooldown
                 warnings.warn(f"server {s.url} does not answer; the other servers take its requests ({e})", ServerFailover)
         if len(errors) == len(self.servers): raise ModelUnavailable(f"none of the servers answers: {'; '.join(errors)}")
-        if not (model or found): raise ModelUnavailable(f"no server lists a model; name one with `#MODEL`")
+        if not (model or found): raise ModelUnavailable("no server lists a model; name one with `#MODEL`")
         return model or found[0]
 
     def _find_tokenizer(self, s: Server):
         "The server's tokenize route, if it has one (vLLM: /tokenize, llama-cpp-python: /extras/tokenize)."
         root = s.url.removesuffix('/v1')
-        for path, body, field in (('/tokenize', lambda t: {'model': self.name, 'prompt': t}, 'count'),
-                                  ('/extras/tokenize', lambda t: {'input': t}, 'tokens')):
+        for path, body, key in (('/tokenize', lambda t: {'model': self.name, 'prompt': t}, 'count'),
+                                ('/extras/tokenize', lambda t: {'input': t}, 'tokens')):
             try:
                 r = s.session.post(root + path, json=body('L2,'), timeout=10)
-                if r.status_code == 200 and field in r.json():
-                    return lambda t, p=path, b=body, f=field: (lambda j: j[f] if f == 'count' else len(j[f]))(
+                if r.status_code == 200 and key in r.json():
+                    return lambda t, p=path, b=body, f=key: (lambda j: j[f] if f == 'count' else len(j[f]))(
                         s.session.post(root + p, json=b(t), timeout=self.timeout).json())
             except (requests.RequestException, ValueError): pass
         return None
