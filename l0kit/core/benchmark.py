@@ -295,10 +295,4 @@ def generate(self: CoreBenchmark, out, config=None, limit=None, seed=None, worke
             f"{s['tests_per_problem_after']:.1f}; mean CC {s['mean_cc']:.2f}, mean J {s['mean_jaccard']:.2f}, "
             f"{s['dimensions_per_probe']:.2f} dimensions per probe")
 
-@patch
-def simulated_model(self: CoreBenchmark, options: str = ''):
-    "The CoRE simulated model of `simulated:output_accuracy=0.9,probe_accuracy=0.5,seed=0`."
-    from l0kit.harness.models import parse_model_spec
-    model = load_core_simulated(**parse_model_spec('simulated:' + options).options)
-    model.spec = 'simulated:' + options if options else 'simulated'
-    return model
+CoreBenchmark.simulated_loader = staticmethod(load_core_simulated)  # `simulated:output_accuracy=0.9,probe_accuracy=0.5,seed=0`

@@ -158,13 +158,7 @@ def generate(self: ProcBenchBenchmark, out, config=None, limit=None, seed=None, 
     return f"wrote {len(items)} ProcBench items to {path} in {time.perf_counter() - t0:.1f} s ({per_bin})"
 
 # %% ../../nbs/24_procbench_benchmark.ipynb #0c2cbf6e
-@patch
-def simulated_model(self: ProcBenchBenchmark, options: str = ''):
-    "The solver-based simulated model of `simulated:error_rate=0.1,seed=0`."
-    from l0kit.harness.models import parse_model_spec
-    model = load_procbench_simulated(**parse_model_spec('simulated:' + options).options)
-    model.spec = 'simulated:' + options if options else 'simulated'
-    return model
+ProcBenchBenchmark.simulated_loader = staticmethod(load_procbench_simulated)  # `simulated:error_rate=0.1,seed=0`
 
 def cli_check(args) -> int:
     "`l0kit procbench-check FILE`: re-solve every item of a release file and report disagreements."

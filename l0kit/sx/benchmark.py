@@ -20,7 +20,7 @@ from ..harness.prompt import Prompt
 # %% auto #0
 __all__ = ['COUNTING_RULES', 'TABLE3_COLUMNS', 'PAPER_TABLE_3', 'PAPER_TABLE_4', 'predict_prompt', 'reasoning_prompt',
            'parse_judgements', 'parse_step_answers', 'score_response', 'summarize_scores', 'composition_accuracy',
-           'accuracy_by_steps', 'SXDataError', 'SXEvalConfig', 'SXBenchmark', 'SXSimulatedModel']
+           'accuracy_by_steps', 'SXDataError', 'SXEvalConfig', 'SXBenchmark', 'SXSimulatedModel', 'load_sx_simulated']
 
 # %% ../../nbs/34_sx_benchmark.ipynb #504964ab
 COUNTING_RULES = """`run_steps` starts at 0 just before the call to `main`. It goes up by 1 each time:
@@ -252,11 +252,8 @@ class SXSimulatedModel(Model):
         return [[self._one(p)] * params.n for p in prompts]
 
 # %% ../../nbs/34_sx_benchmark.ipynb #1f80c4e7
-@patch
-def simulated_model(self: SXBenchmark, options: str = ''):
+def load_sx_simulated(arg: str = '', *, accuracy: float = 0.9, seed: int = 0) -> SXSimulatedModel:
     "The SX simulated model of `simulated:accuracy=0.9,seed=0`."
-    opts = parse_model_spec('simulated:' + options).options
-    if unknown := set(opts) - {'accuracy', 'seed'}: raise ValueError(f"the SX simulated model takes accuracy and seed, not {', '.join(sorted(unknown))}")
-    model = SXSimulatedModel(float(opts.get('accuracy', 0.9)), int(opts.get('seed', 0)))
-    model.spec = 'simulated:' + options if options else 'simulated'
-    return model
+    return SXSimulatedModel(float(accuracy), int(seed))
+
+SXBenchmark.simulated_loader = staticmethod(load_sx_simulated)
