@@ -4,7 +4,7 @@
 
 # %% ../../nbs/15a_l0_analysis.ipynb #53101a29
 from __future__ import annotations
-import json, math, warnings
+import json, math, warnings, zlib
 from statistics import NormalDist
 from pathlib import Path
 import numpy as np
@@ -78,30 +78,41 @@ def score_responses(responses: pd.DataFrame,  # one row per (id, voter), as from
     out = responses.drop(columns=[c for c in cols if c in responses.columns]).reset_index(drop=True)
     return pd.concat([out, pd.DataFrame(cols)], axis=1)
 
-# %% ../../nbs/15a_l0_analysis.ipynb #7648c020
+# %% ../../nbs/15a_l0_analysis.ipynb #6d334adb
+def _vote(codes: np.ndarray, k: int, samples: int, rng: np.random.Generator) -> np.ndarray:
+    "The winning voter (index into `codes`) of `samples` random k-voter subsets: most frequent code, ties to the earliest."
+    n = len(codes)
+    idx = np.sort(np.argsort(rng.random((samples, n)), axis=1)[:, :k], axis=1)
+    sub, rows = codes[idx], np.arange(samples)[:, None]
+    counts = np.zeros((samples, codes.max() + 1), np.int64); np.add.at(counts, (rows, sub), 1)
+    first = np.full(counts.shape, k); np.minimum.at(first, (rows, sub), np.broadcast_to(np.arange(k), sub.shape))
+    win = np.argmax(counts * (k + 1) - first, axis=1)
+    return idx[np.arange(samples), first[np.arange(samples), win]]
+
+# %% ../../nbs/15a_l0_analysis.ipynb #11722b3d
 def _ranked(scores: pd.DataFrame) -> pd.DataFrame:
     "Scores sorted by (id, voter) with each voter's rank within its program."
     s = scores.sort_values(["id", "voter"], kind="stable")
     return s.assign(rank=s.groupby("id", sort=False).cumcount())
 
 def majority_votes(scores: pd.DataFrame,  # scored responses (`score_responses`)
-                   k: int,  # voters taking part: the first k of each program
+                   k: int,  # voters taking part
+                   samples: int = 256,  # random subsets per program when 1 < k < its voters
+                   seed: int = 0,  # seed of the subsets (with the program id)
                   ) -> pd.DataFrame:
-    "One row per program: the majority-voted answer's `correct` and `steps_to_error` among its first `k` voters."
-    r = _ranked(scores)
-    n = r.groupby("id", sort=False)["rank"].size()
-    sub = r[r["rank"] < k]
-    g = (sub.groupby(["id", "vote_key"], sort=False)["rank"].agg(["size", "min"]).reset_index()
-         .sort_values(["id", "size", "min"], ascending=[True, False, True], kind="stable")
-         .drop_duplicates("id"))
-    won = sub.merge(g[["id", "min"]].rename(columns={"min": "rank"}), on=["id", "rank"])
-    out = won.set_index("id")[["split", "vote_correct", "vote_steps_to_error"]].rename(
-        columns={"vote_correct": "correct", "vote_steps_to_error": "steps_to_error"})
-    out = out.reindex(n.index)
-    out["correct"] = out["correct"].astype(float)
-    out.loc[n < k, ["correct", "steps_to_error"]] = np.nan
-    out["voters"] = n
-    return out
+    "One row per program: the expected `correct` and `steps_to_error` of the majority answer of k of its voters."
+    rows = {}
+    for pid, g in _ranked(scores).groupby("id", sort=False):
+        n, ok, ste = len(g), g["vote_correct"].to_numpy(float), g["vote_steps_to_error"].to_numpy(float)
+        if n < k: c = s = np.nan
+        elif k == 1: c, s = ok.mean(), ste.mean()
+        else:
+            codes = pd.factorize(g["vote_key"])[0]
+            rng = np.random.default_rng([seed, zlib.crc32(str(pid).encode())])
+            win = _vote(codes, k, 1, rng) if k == n else _vote(codes, k, samples, rng)
+            c, s = ok[win].mean(), ste[win].mean()
+        rows[pid] = {"split": g["split"].iloc[0], "correct": c, "steps_to_error": s, "voters": n}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("id")
 
 # %% ../../nbs/15a_l0_analysis.ipynb #01b8da70
 def pass_at_k_per_program(scores: pd.DataFrame,  # scored responses

@@ -12,7 +12,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 import l0kit
 from ..harness.scoring import bootstrap_ci
-from .analysis import pass_maj_table, per_step_error_rate, survival_curve, split_order
+from .analysis import majority_votes, pass_maj_table, per_step_error_rate, survival_curve, split_order
 from .published import published_meta, published_splits
 from ..harness.figures import save_figure
 
@@ -67,8 +67,7 @@ def voting_curves(scores: pd.DataFrame,  # scored responses
     if ks is None: ks = range(1, int(scores.groupby("id").size().min()) + 1)
     ks = list(ks)
     avg = pass_maj_table(scores, ks=ks).loc["average"]
-    first = scores.sort_values("voter").groupby("id").first()
-    maj1 = 100 * first.groupby("split")["correct"].mean().mean()  # majvote@1: the first voter alone
+    maj1 = 100 * majority_votes(scores, 1).groupby("split")["correct"].mean().mean()  # majvote@1 = the single attempt
     return pd.DataFrame({"k": ks, "pass@k": [avg[f"pass@{k}"] for k in ks],
                          "majvote@k": [maj1 if k == 1 else avg[f"maj@{k}"] for k in ks]})
 
@@ -82,8 +81,8 @@ def plot_voting(scores: pd.DataFrame,  # scored responses
     "majvote@k and pass@k against the number of voters k."
     ax = ax or plt.subplots(figsize=(6, 4))[1]
     c = voting_curves(scores, ks)
-    ax.plot(c["k"], c["pass@k"], "o-", ms=3, label=f"{label}: pass@k")
-    ax.plot(c["k"], c["majvote@k"], "o-", ms=3, label=f"{label}: majvote@k")
+    ax.plot(c["k"], c["pass@k"], "o-", ms=3, label=f"{label}: pass@k (unbiased, over all voters)")
+    ax.plot(c["k"], c["majvote@k"], "o-", ms=3, label=f"{label}: majvote@k (expected over k-voter subsets)")
     if published_model:
         p = published_splits(published_model).loc["average"]
         ax.plot([1, 5, 15, 31], [p[f"pass@{k}"] for k in (1, 5, 15, 31)], "s", mfc="none", ms=7, label=f"paper: {published_model} pass@k")
