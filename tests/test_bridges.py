@@ -1,0 +1,215 @@
+"""The bridges to other tools: lm-evaluation-harness on a real local model agrees with `l0kit report`, Inspect tasks on
+the mock model, RL rewards exact on every benchmark, a training stream independent of sharding, GRPO plumbing, and
+Hugging Face datasets that load offline."""
+import json, os, subprocess, sys
+from pathlib import Path
+import pandas as pd
+import pytest
+
+os.environ.setdefault('HF_DATASETS_OFFLINE', '1'); os.environ.setdefault('HF_HUB_OFFLINE', '1')
+from l0kit.harness.benchmark import get_benchmark
+from l0kit.harness.prompt import prompt_hash, render_chat
+from l0kit.harness.report import report
+from l0kit.harness.runner import RunConfig
+from l0kit.harness.runs import Record, append_records, new_run_meta, write_meta
+
+SPLITS = {'l0': 'short', 'procbench': 'short', 'sx': 'easy', 'core': 'test'}
+CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+          "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+@pytest.fixture(scope='session')
+def data(tmp_path_factory):
+    "A tiny generated set of every benchmark."
+    root = tmp_path_factory.mktemp('data')
+    for b in SPLITS:
+        kw = {'preset': 'small'} if b == 'l0' else {}
+        get_benchmark(b).generate(root / b, limit=2, **kw)
+    return root
+
+@pytest.fixture(scope='session')
+def tiny_model(tmp_path_factory, data):
+    "A randomly initialised 2-layer Llama with a byte-level BPE tokenizer trained on the data's prompts (plumbing only)."
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers, decoders, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    d = tmp_path_factory.mktemp('tiny')
+    bench = get_benchmark('l0')
+    texts = [bench.build_prompt(it, 0).messages[0]['content'] for it in bench.load(data / 'l0', 'short')]
+    tok = Tokenizer(models.BPE()); tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False); tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=400, special_tokens=['<|endoftext|>', '<|im_start|>', '<|im_end|>'],
+                                                        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    t = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token='<|endoftext|>', eos_token='<|im_end|>', pad_token='<|endoftext|>')
+    t.chat_template = CHATML
+    t.save_pretrained(d)
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=len(t), hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=4, max_position_embeddings=8192, eos_token_id=t.eos_token_id, bos_token_id=t.bos_token_id,
+                      pad_token_id=t.pad_token_id, tie_word_embeddings=True)
+    LlamaForCausalLM(cfg).save_pretrained(d)
+    return d
+
+def kit_run(tmp, bench_name, split, data_dir, rows, voters):
+    "A kit run folder holding `rows` of (id, voter, response), as `l0kit eval` would write it."
+    bench = get_benchmark(bench_name)
+    items = {it['id']: it for it in bench.load(data_dir, split)}
+    bench.prepare(list(items.values()))
+    run = tmp / f'run-{bench_name}'; run.mkdir()
+    write_meta(run, new_run_meta(bench_name, bench.settings(), vars(RunConfig()) | {'voters': voters}, 'lm-eval', 'lm-eval', {}, False,
+                                 str(Path(data_dir).resolve()), split))
+    append_records(run, [Record(id=i, voter=v, response=r, split=split, prompt_hash=prompt_hash(bench.build_prompt(items[i], v, 0)),
+                                item_hash=bench.item_hash(items[i])) for i, v, r in rows])
+    return report([run])[0]
+
+def test_lm_eval_on_a_real_local_model_agrees_with_the_report(tmp_path, data, tiny_model):
+    "`lm_eval` (the command) on a tiny Hugging Face model: prompts are the kit's, per-sample scores equal the report's."
+    from transformers import AutoTokenizer
+    import argparse
+    from l0kit.bridges.hf import register_cli
+    ap = argparse.ArgumentParser(); register_cli(ap.add_subparsers(dest='command'))
+    out = tmp_path / 'tasks'
+    args = ap.parse_args(['export', 'lm-eval', '--data', str(data / 'l0'), '--split', 'short', '--out', str(out), '--voters', '2',
+                          '--limit', '1', '--shots', '1', '--budget-margin', '8', '--tokenizer', str(tiny_model)])
+    assert args.func(args) == 0
+    lm_eval = Path(sys.executable).with_name('lm_eval')
+    r = subprocess.run([str(lm_eval), '--model', 'hf', '--model_args', f'pretrained={tiny_model},dtype=float32', '--include_path', str(out),
+                    '--tasks', 'l0bench_short', '--apply_chat_template', '--log_samples', '--output_path', str(tmp_path / 'res'),
+                    '--device', 'cpu', '--batch_size', '4'], capture_output=True, text=True, env=os.environ | {'TOKENIZERS_PARALLELISM': 'false'})
+    assert r.returncode == 0, r.stderr[-3000:]
+    samples = [json.loads(l) for f in (tmp_path / 'res').rglob('samples_l0bench_short*.jsonl') for l in f.read_text().splitlines()]
+    assert len(samples) == 2
+    bench, tok = get_benchmark('l0'), AutoTokenizer.from_pretrained(tiny_model)
+    items = {it['id']: it for it in bench.load(data / 'l0', 'short')}
+    bench.config.shots = 1
+    for s in samples:  # the context lm-eval sent is the kit's chat rendering of voter v's prompt
+        assert s['arguments']['gen_args_0']['arg_0'] == render_chat(bench.build_prompt(items[s['doc']['id']], s['doc']['voter'], 0), tok)
+    rows = [(s['doc']['id'], s['doc']['voter'], s['filtered_resps'][0]) for s in samples]
+    kit = kit_run(tmp_path, 'l0', 'short', data / 'l0', rows, 2).scores.set_index(['id', 'voter'])
+    got = {(s['doc']['id'], s['doc']['voter']): (s['trace_accuracy'], s['steps_to_error']) for s in samples}
+    disagree = [k for k, v in got.items() if v != (float(kit.loc[k, 'correct']), float(kit.loc[k, 'steps_to_error']))]
+    assert disagree == []
+
+@pytest.mark.parametrize('bench_name', ['l0', 'core'])
+def test_lm_eval_votes_and_tables_equal_the_report(tmp_path, data, bench_name):
+    "lm-eval's pipeline on answers with slips: per-sample metrics and the aggregates (majority vote, pass@k, CoRE's I..Cons.) are the report's."
+    from lm_eval import simple_evaluate
+    from lm_eval.api.model import LM
+    from lm_eval.tasks import TaskManager
+    from l0kit.bridges.lmeval import export_lmeval
+    split, voters = SPLITS[bench_name], 3 if bench_name == 'l0' else 1
+    y = export_lmeval(data / bench_name, split, tmp_path / 'tasks', bench_name, RunConfig(voters=voters))
+    def answer(doc):  # every third document slips
+        ref = doc['reference']
+        return ref if (hash((doc['id'], doc['voter'])) % 3) else ref.replace(':', ':9', 1).replace('== ', '== -1 + ', 1).replace('Answer: ', 'Answer: x', 1)
+    class Answers(LM):
+        def generate_until(self, requests): return [answer(r.doc) for r in requests]
+        def loglikelihood(self, requests): raise NotImplementedError
+        def loglikelihood_rolling(self, requests): raise NotImplementedError
+    res = simple_evaluate(Answers(), tasks=[y.stem], task_manager=TaskManager(include_path=str(tmp_path / 'tasks')), log_samples=True)
+    samples, results = res['samples'][y.stem], res['results'][y.stem]
+    rep = kit_run(tmp_path, bench_name, split, data / bench_name, [(s['doc']['id'], s['doc']['voter'], s['resps'][0][0]) for s in samples], voters)
+    kit = rep.scores.set_index(['id', 'voter'])
+    col = {'l0': 'correct', 'core': 'correct'}[bench_name]
+    metric = {'l0': 'trace_accuracy', 'core': 'correct'}[bench_name]
+    assert [s for s in samples if s[metric] != float(kit.loc[(s['doc']['id'], s['doc']['voter']), col])] == []
+    assert 0 < results[f'{metric},none'] < 1
+    if bench_name == 'l0':
+        t = rep.tables[f'Table 1 (k = {voters})'].loc[split]
+        assert results[f'trace_accuracy_majvote@{voters},none'] == pytest.approx(t[f'Trace Acc. majvote@{voters}'] / 100)
+        assert results[f'pass@{voters},none'] == pytest.approx(t[f'Trace Acc. pass@{voters}'] / 100)
+        assert results[f'steps_to_error_majvote@{voters},none'] == pytest.approx(t[f'Steps to Err. majvote@{voters}'])
+    else:
+        t = rep.tables['Table 1'].iloc[0]
+        for m in ('I', 'I_s', 'W', 'W_s', 'RCS'): assert results[f'{m},none'] == pytest.approx(t[m] / 100, nan_ok=True)
+        assert results['Cons.,none'] == pytest.approx(t['Cons.'], nan_ok=True)
+
+INSPECT_RUN = """
+import json, sys
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from l0kit.harness.benchmark import get_benchmark
+from l0kit.bridges.answers import reference_answer
+data, logs = sys.argv[1], sys.argv[2]
+bench = get_benchmark('procbench')
+items = bench.load(data, 'short', limit=6)
+by_prompt = {bench.build_prompt(it, 0).messages[0]['content']: it for it in items}
+def answer(messages, *_):
+    it = by_prompt[messages[-1].text]
+    text = reference_answer(bench, it) if it is not items[0] else json.dumps({'intermediate': it['label']['intermediate'], 'final': None})
+    return ModelOutput.from_content('mockllm/model', text).model_copy(update={'usage': ModelUsage(input_tokens=5, output_tokens=5, total_tokens=10)})
+log = inspect_eval('l0kit/procbench', task_args={'data': data, 'split': 'short', 'limit': 6},
+                   model=get_model('mockllm/model', custom_outputs=answer), log_dir=logs, display='none')[0]
+print(json.dumps({'location': log.location, 'first': items[0]['id']}))
+"""
+
+def test_inspect_task_by_name_with_the_mock_model(tmp_path, data):
+    "`l0kit/procbench` resolves through the inspect_ai entry point; scores carry the first error; the log reads back."
+    from inspect_ai.log import read_eval_log
+    ep = tmp_path / 'ep' / 'l0kit_inspect_entry-0.dist-info'; ep.mkdir(parents=True)  # what pyproject's entry point installs
+    (ep / 'METADATA').write_text('Metadata-Version: 2.1\nName: l0kit-inspect-entry\nVersion: 0\n')
+    (ep / 'entry_points.txt').write_text('[inspect_ai]\nl0kit = l0kit.bridges.inspect\n')
+    # run outside the checkout: there Inspect names the kit's tasks `l0kit/...` as for an installed package
+    r = subprocess.run([sys.executable, '-c', INSPECT_RUN, str(data / 'procbench'), str(tmp_path / 'logs')], cwd=tmp_path, capture_output=True,
+                       text=True, env=os.environ | {'PYTHONPATH': str(tmp_path / 'ep')})
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    log = read_eval_log(got['location'])
+    assert log.status == 'success' and log.eval.task == 'l0kit/procbench' and len(log.samples) == 6
+    sc = {s.id: s.scores['kit_scorer'] for s in log.samples}
+    first = sc.pop(got['first'])
+    assert first.value['sm'] == 0.0 and first.metadata['first_error_type'] == 'missing'
+    assert all(v.value['sm'] == 1.0 and v.metadata['first_error_step'] is None for v in sc.values())
+    assert {s.name: s.metrics['mean'].value for s in log.results.scores}['sm'] == pytest.approx(5 / 6)
+
+@pytest.mark.parametrize('bench_name', list(SPLITS))
+def test_rl_rewards_are_exact(tmp_path, data, bench_name):
+    "The ground truth scores 1.0 on every row; every single-value corruption scores less, in both modes."
+    from l0kit.rl import compute_score, corruptions, export_rl
+    bench = get_benchmark(bench_name)
+    df = pd.read_parquet(export_rl(bench_name, data / bench_name, SPLITS[bench_name], tmp_path / 'rl.parquet'))
+    assert list(df.columns) == ['data_source', 'prompt', 'ability', 'reward_model', 'extra_info'] and len(df)
+    for r in df.itertuples():
+        gt, extra = r.reward_model['ground_truth'], r.extra_info
+        assert compute_score(r.data_source, gt, gt, extra) == 1.0 == compute_score(r.data_source, gt, gt, extra, mode='partial')
+        bad = corruptions(bench, json.loads(extra['item']))
+        assert bad and all(compute_score(r.data_source, b, gt, extra) == 0.0 and compute_score(r.data_source, b, gt, extra, mode='partial') < 1 for b in bad)
+
+@pytest.mark.parametrize('bench_name', ['l0', 'procbench', 'sx', 'core'])
+def test_training_stream_is_the_same_however_sharded(bench_name):
+    from l0kit.rl import TrainingStream
+    split = {'l0': 'short', 'procbench': None, 'sx': 'easy', 'core': None}[bench_name]
+    config = {'procbench': {'max_length': 5}}.get(bench_name)
+    key = lambda rows: sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
+    with TrainingStream(bench_name, config, seed=3, split=split) as s: whole = s.rows(0, 4)
+    parts = []
+    for k in (1, 2):
+        with TrainingStream(bench_name, config, seed=3, split=split, shard=f'{k}/2') as s: parts += s.rows(0, 4)
+    assert key(parts) == key(whole) and len({r['extra_info']['id'] for r in whole}) == 4
+
+@pytest.mark.parametrize('bench_name', list(SPLITS))
+def test_hf_export_loads_offline(tmp_path, data, bench_name):
+    import datasets, yaml
+    from l0kit.bridges.hf import export_hf, set_splits
+    bench = get_benchmark(bench_name)
+    card = export_hf(data / bench_name, tmp_path / 'hf', bench_name).read_text()
+    front = yaml.safe_load(card.split('---')[1])
+    assert front['l0kit']['benchmark'] == bench_name and 'seed' in front['l0kit'] and front['license'] and '@article' in card
+    ds = datasets.load_dataset(str(tmp_path / 'hf'))
+    for split in set_splits(bench, data / bench_name):
+        items = bench.load(data / bench_name, split)
+        assert [r['id'] for r in ds[split]] == [it['id'] for it in items]
+
+def test_grpo_two_steps_with_trl(tmp_path, data, tiny_model):
+    "Two GRPO steps of TRL on the tiny model with the kit's reward on exported rows (plumbing only)."
+    import datasets
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+    from l0kit.rl import export_rl, reward_function
+    f = export_rl('procbench', data / 'procbench', 'short', tmp_path / 'rl.parquet', limit=4)
+    ds = datasets.load_dataset('parquet', data_files=str(f), split='train')
+    args = GRPOConfig(output_dir=str(tmp_path / 'out'), max_steps=2, per_device_train_batch_size=2, num_generations=2,
+                      max_completion_length=8, report_to='none', use_cpu=True, logging_steps=1, save_strategy='no')
+    tr = GRPOTrainer(model=AutoModelForCausalLM.from_pretrained(tiny_model), processing_class=AutoTokenizer.from_pretrained(tiny_model),
+                     reward_funcs=[reward_function('exact'), reward_function('partial')], args=args, train_dataset=ds)
+    tr.train()
+    logged = [h for h in tr.state.log_history if 'rewards/l0kit_partial/mean' in h]
+    assert tr.state.global_step == 2 and logged
