@@ -18,9 +18,10 @@ from ..harness.models import Model, Completion, prepare, parse_model_spec
 from ..harness.prompt import Prompt
 
 # %% auto #0
-__all__ = ['COUNTING_RULES', 'TABLE3_COLUMNS', 'PAPER_TABLE_3', 'PAPER_TABLE_4', 'predict_prompt', 'reasoning_prompt',
-           'parse_judgements', 'parse_step_answers', 'score_response', 'summarize_scores', 'composition_accuracy',
-           'accuracy_by_steps', 'SXDataError', 'SXEvalConfig', 'SXBenchmark', 'SXSimulatedModel', 'load_sx_simulated']
+__all__ = ['COUNTING_RULES', 'TABLE3_COLUMNS', 'PAPER_TABLE_3', 'PAPER_TABLE_4', 'THINK_OFF_PREFIX', 'predict_prompt',
+           'reasoning_prompt', 'parse_judgements', 'parse_step_answers', 'score_response', 'summarize_scores',
+           'composition_accuracy', 'accuracy_by_steps', 'SXDataError', 'SXEvalConfig', 'SXBenchmark',
+           'SXSimulatedModel', 'load_sx_simulated']
 
 # %% ../../nbs/34_sx_benchmark.ipynb #504964ab
 COUNTING_RULES = """`run_steps` starts at 0 just before the call to `main`. It goes up by 1 each time:
@@ -157,15 +158,19 @@ PAPER_TABLE_4 = pd.DataFrame([
 class SXDataError(ValueError):
     "An SX data directory or split that is missing or malformed."
 
+THINK_OFF_PREFIX = "<think>\n\n</think>\n\n"  # an empty thinking block: a hybrid model (Qwen3) answers after it
+
 @dataclass
 class SXEvalConfig(YamlConfig):
     "The SX benchmark's prompt settings."
     presentation: str = 'visible'  # 'visible' (run_steps statements shown) or 'hidden' (rules stated)
     max_new_tokens: int = 16384  # the paper's budget
+    think_off: bool = False  # start the answer after an empty think block: a hybrid model answers without thinking (table 4)
 
     def __post_init__(self):
         check_value('SXEvalConfig', 'presentation', self.presentation, str, choices=('visible', 'hidden'))
         check_value('SXEvalConfig', 'max_new_tokens', self.max_new_tokens, int, minimum=1)
+        check_value('SXEvalConfig', 'think_off', self.think_off, bool)
 
 class SXBenchmark(Benchmark):
     "SX-style step counting: Predict (Yes/No per pair) and Easy/Hard step reasoning."
@@ -192,7 +197,7 @@ class SXBenchmark(Benchmark):
         p = self.config.presentation
         text = predict_prompt(item) if item['task'] == 'predict' else reasoning_prompt(item, p)
         truth = [c['matches'] for c in item['tests']] if item['task'] == 'predict' else [c['steps'] for c in item['tests']]
-        return Prompt([{"role": "user", "content": text}], self.config.max_new_tokens, None,
+        return Prompt([{"role": "user", "content": text}], self.config.max_new_tokens, THINK_OFF_PREFIX if self.config.think_off else None,
                       {"task": item['task'], "presentation": p, "semantics": item['semantics'], "expected": truth})
 
     def score(self, item: dict, response: str) -> dict:
