@@ -8,7 +8,7 @@ import dataclasses, random
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from .grammar import Grammar, GrammarError, Symbol, BASE_GRAMMAR, VARIABLE_INDEX_OVERRIDE
-from ..harness.config import ConfigError, YamlConfig
+from ..harness.config import ConfigError, YamlConfig, check_value
 from fastcore.basics import patch
 
 # %% auto #0
@@ -38,7 +38,11 @@ class GenConfig(YamlConfig):
     seed: int = 0                     # everything generated is a function of (config, seed)
 
     def __post_init__(self):
-        for f in ('block_stmts', 'input_ints', 'input_lists', 'input_bools'): setattr(self, f, tuple(getattr(self, f)))
+        for f in ('block_stmts', 'input_ints', 'input_lists', 'input_bools'):
+            v = getattr(self, f)
+            if not (isinstance(v, (list, tuple)) and len(v) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in v)):
+                raise ConfigError(f"GenConfig.{f} must be a pair [low, high] of integers, got {v!r}")
+            setattr(self, f, tuple(v))
         self.validate()
 
 # %% ../../nbs/11_l0_generator.ipynb #0b46c4c3
@@ -47,6 +51,10 @@ def validate(self: GenConfig):
     "Raise `ConfigError` for values that cannot produce programs."
     def need(cond, msg):
         if not cond: raise ConfigError(msg)
+    for f in ('max_num', 'min_list_len', 'max_list_len', 'min_code_lines', 'max_code_lines', 'max_scope_depth', 'max_while_loop',
+              'max_expansion_depth', 'max_trace_steps', 'num_demonstrations', 'seed'):
+        check_value('GenConfig', f, getattr(self, f), int)  # a YAML "5" is a string: say so before comparing it
+    check_value('GenConfig', 'list_index_vars', self.list_index_vars, bool); check_value('GenConfig', 'grammar_override', self.grammar_override, str)
     for f in ('max_num', 'max_list_len', 'max_code_lines', 'max_expansion_depth', 'max_trace_steps'):
         need(isinstance(getattr(self, f), int) and getattr(self, f) > 0, f"{f} must be a positive integer, got {getattr(self, f)!r}")
     need(0 < self.min_list_len <= self.max_list_len, f"need 0 < min_list_len <= max_list_len, got {self.min_list_len}, {self.max_list_len}")
