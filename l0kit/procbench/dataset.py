@@ -13,7 +13,7 @@ import l0kit
 from .tasks import TASKS, ProcBenchError, Task, get_task, length_bin
 from .sentences import sentence_source
 from .metrics import states_equal
-from ..harness.config import YamlConfig
+from ..harness.config import YamlConfig, check_value
 
 # %% auto #0
 __all__ = ['SPLITS', 'ProcBenchConfig', 'make_prompt', 'item_rng', 'generate_item', 'generate_dataset', 'data_card',
@@ -28,6 +28,12 @@ class ProcBenchConfig(YamlConfig):
     max_length: int = 25              # longest problem length N
     examples_per_length: int = 10     # examples per (task, N)
     tasks: list = field(default_factory=list)  # paper names or release ids; empty: all 23
+
+    def __post_init__(self):
+        c = lambda n, *a, **k: check_value('ProcBenchConfig', n, getattr(self, n), *a, **k)
+        c('seed', int, minimum=0); c('min_length', int, minimum=2); c('max_length', int, minimum=self.min_length)
+        c('examples_per_length', int, minimum=1); c('tasks', list)
+        for t in self.tasks: get_task(t)  # an unknown task is an error now, not at generation
 
     def task_list(self) -> list[Task]:
         return [get_task(t) for t in self.tasks] if self.tasks else list(TASKS.values())
