@@ -7,11 +7,14 @@ from __future__ import annotations
 import os, re, tempfile
 from dataclasses import dataclass
 from pathlib import Path
+import numpy as np
 import pandas as pd
+import matplotlib
 import l0kit
 
 # %% auto #0
-__all__ = ['IN_TEST', 'ROOT', 'FIGURES', 'shrink', 'repo_root', 'Workspace', 'workspace', 'save_table', 'slug', 'l0_base_set']
+__all__ = ['IN_TEST', 'ROOT', 'FIGURES', 'shrink', 'repo_root', 'Workspace', 'workspace', 'save_table', 'nothing_to_draw',
+           'figure_title', 'legend_overlaps', 'slug', 'l0_base_set']
 
 # %% ../nbs/19_experiments.ipynb #fce8bbe3
 IN_TEST = bool(os.environ.get('IN_TEST'))  # set by nbdev-test while it runs a notebook
@@ -68,6 +71,54 @@ def save_table(df: pd.DataFrame,  # the table
     path = folder / f"{name}.csv"
     path.write_text((f"# {note}\n" if note else '') + df.to_csv(index=index))
     return path
+
+# %% ../nbs/19_experiments.ipynb #0c264a4d
+def nothing_to_draw(values,  # the numbers a figure would show (a list, Series or DataFrame; NaN is ignored)
+                    flat: float | None = None,  # also refuse values that all lie within this distance of each other
+                   ) -> str | None:
+    "Why `values` would make an empty figure (no values, all zero, flat), or None when they show something."
+    v = pd.Series(pd.DataFrame(values).to_numpy(dtype=float).ravel()).dropna()
+    if v.empty: return 'no values'
+    if (v == 0).all(): return f"all {len(v)} values are 0"
+    if flat is not None and v.max() - v.min() <= flat:
+        return f"flat: all {len(v)} values lie within {flat:g} of each other ({v.min():.3g} to {v.max():.3g})"
+    return None
+
+# %% ../nbs/19_experiments.ipynb #b86bde49
+def figure_title(item: str,  # the paper item, e.g. 'L0-Bench figure 2'
+                 what: str,  # what the figure shows
+                 model: str,  # the model (spec or label) whose numbers are drawn, or "paper's numbers only"
+                 scale: str,  # what the numbers stand on, e.g. '8 programs x 4 voters'
+                 simulated: bool | None = None,  # None: a model that starts with 'simulated'
+                ) -> str:
+    "A two-line title: the paper item and what it shows, then the model (SIMULATED where it is) and the scale."
+    if simulated is None: simulated = model.startswith('simulated')
+    if simulated and 'SIMULATED' not in model: model = f"{model} (SIMULATED)"
+    return f"{item}: {what}\n{model}; {scale}"
+
+# %% ../nbs/19_experiments.ipynb #cc97ae35
+def _data_points(ax) -> np.ndarray:
+    "Display coordinates of the points plotted in `ax`'s data coordinates and inside its box."
+    pts = [l.get_transform().transform(l.get_xydata()) for l in ax.get_lines() if l.get_visible() and l.get_transform() == ax.transData]
+    pts += [c.get_offset_transform().transform(c.get_offsets()) for c in ax.collections
+            if hasattr(c, 'get_offsets') and c.get_offset_transform() == ax.transData and len(c.get_offsets())]
+    bars = [p for p in ax.patches if isinstance(p, matplotlib.patches.Rectangle) and p.get_data_transform() == ax.transData]
+    pts += [ax.transData.transform([(b.get_x() + f * b.get_width(), b.get_y() + b.get_height()) for f in (0, 0.5, 1)]) for b in bars]
+    pts = np.concatenate(pts) if pts else np.empty((0, 2))
+    box = ax.bbox
+    inside = np.isfinite(pts).all(1) & (pts[:, 0] >= box.x0 - 1) & (pts[:, 0] <= box.x1 + 1) & (pts[:, 1] >= box.y0 - 1) & (pts[:, 1] <= box.y1 + 1)
+    return pts[inside]
+
+def legend_overlaps(fig) -> list[str]:
+    "The legends of `fig` that cover plotted points, as 'legend title or first label: n points' strings."
+    fig.canvas.draw()
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend()] + list(fig.legends)
+    out = []
+    for leg in legends:
+        box = leg.get_window_extent()
+        n = sum(int(box.contains(x, y)) for ax in fig.axes for x, y in _data_points(ax))
+        if n: out.append(f"{leg.get_title().get_text() or leg.get_texts()[0].get_text()}: {n} points")
+    return out
 
 # %% ../nbs/19_experiments.ipynb #a0307b9a
 def slug(spec: str,  # a model spec, e.g. `hf:/models/Qwen2.5-7B-Instruct,device=cuda`

@@ -20,10 +20,10 @@ from ..harness.prompt import Prompt
 from .data import METHODS
 
 # %% auto #0
-__all__ = ['TABLE1_COLUMNS', 'score_response', 'problem_metrics', 'summarize', 'dimension_table', 'family_table',
-           'family_heatmap', 'model_family', 'items_from_published', 'CoreEvalConfig', 'CoreBenchmark',
-           'published_table', 'published_statistics', 'wrong_value', 'simulate_core_response', 'CoreCompletion',
-           'CoreSimulatedModel', 'load_core_simulated']
+__all__ = ['TABLE1_COLUMNS', 'PAPER_FIGURE5', 'FAMILIES', 'score_response', 'problem_metrics', 'summarize', 'dimension_table',
+           'family_table', 'family_heatmap', 'paper_family_heatmap', 'model_family', 'items_from_published',
+           'CoreEvalConfig', 'CoreBenchmark', 'published_table', 'published_statistics', 'wrong_value',
+           'simulate_core_response', 'CoreCompletion', 'CoreSimulatedModel', 'load_core_simulated']
 
 # %% ../../nbs/44_core_benchmark.ipynb #5fe9a30e
 def score_response(item: dict, response: str) -> dict:
@@ -98,7 +98,7 @@ def family_heatmap(table: pd.DataFrame, # from `family_table`, one row per model
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
     vals = table.to_numpy(dtype=float)
-    fig, ax = plt.subplots(figsize=(1.2 * vals.shape[1] + 2, 0.6 * vals.shape[0] + 1.5))
+    fig, ax = plt.subplots(figsize=(1.2 * vals.shape[1] + 3, 0.6 * vals.shape[0] + 2))
     im = ax.imshow(vals, cmap='Blues', vmin=0, vmax=100, aspect='auto')
     ax.set_xticks(range(vals.shape[1]), [str(c) for c in table.columns])
     ax.set_yticks(range(vals.shape[0]), [str(i) for i in table.index])
@@ -109,7 +109,37 @@ def family_heatmap(table: pd.DataFrame, # from `family_table`, one row per model
         finite = {vals[r, c] for c in range(vals.shape[1]) if vals[r, c] == vals[r, c]}
         for rank, c in enumerate(order[:2] if len(finite) > 1 else []):   # no boxes when the whole row ties
             ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, lw=2.5, edgecolor=('red', 'gold')[rank]))
-    ax.set_title(title); fig.colorbar(im, ax=ax, label='I_s (%)'); fig.tight_layout()
+    fig.colorbar(im, ax=ax, label='I_s (%)')
+    fig.suptitle(title, fontsize=9); fig.tight_layout()  # over the axes and the colour bar: the two never meet
+    return fig
+
+# %% ../../nbs/44_core_benchmark.ipynb #9b990de0
+PAPER_FIGURE5 = {('OpenAI', 'OpenAI'): 98.18}  # (evaluated family, code family) -> I_s (%): the cells the paper's text gives
+FAMILIES = ('OpenAI', 'DeepSeek', 'Claude', 'Gemini', 'Qwen')  # the paper's five families, in table 1's order
+
+def paper_family_heatmap(cells: dict = PAPER_FIGURE5,  # (evaluated family, code family) -> I_s (%): the known cells
+                         side: pd.DataFrame | None = None,  # per evaluated family (index), columns drawn to the right
+                         title: str = "CoRE figure 5 (paper's axes): I_s (%) by evaluated family and code family"):
+    "Figure 5 on the paper's axes: the known cells filled, the others hatched as not published; `side` beside them."
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+    side = pd.DataFrame(index=list(FAMILIES)) if side is None else side.reindex(list(FAMILIES))
+    n, w = len(FAMILIES), len(FAMILIES) + len(side.columns)
+    fig, ax = plt.subplots(figsize=(1.15 * w + 3, 0.6 * n + 2.4))
+    cmap = plt.get_cmap('Blues')
+    for r, ev in enumerate(FAMILIES):
+        for c in range(w):
+            v = cells.get((ev, FAMILIES[c])) if c < n else side.iloc[r, c - n]
+            known = v is not None and v == v
+            ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor=cmap(v / 100) if known else 'white',
+                                   hatch=None if known else '///', edgecolor='0.8', lw=0.5))
+            ax.text(c, r, f"{v:.1f}" if known else 'not\npublished', ha='center', va='center', fontsize=8 if known else 6,
+                    color='white' if known and v > 60 else ('black' if known else '0.5'))
+    if len(side.columns): ax.axvline(n - 0.5, color='black', lw=2)
+    ax.set(xlim=(-0.5, w - 0.5), ylim=(n - 0.5, -0.5))
+    ax.set_xticks(range(w), [f"code by\n{f}" for f in FAMILIES] + [str(c) for c in side.columns], fontsize=7)
+    ax.set_yticks(range(n), [f"{f} models" for f in FAMILIES], fontsize=8)
+    fig.suptitle(title, fontsize=9); fig.tight_layout()
     return fig
 
 # %% ../../nbs/44_core_benchmark.ipynb #10640803

@@ -32,31 +32,32 @@ def _split_points(scores: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 # %% ../../nbs/15c_l0_plots.ipynb #0c438b95
-def plot_accuracy_vs_steps(scores: pd.DataFrame,  # scored responses
+def plot_accuracy_vs_steps(scores: pd.DataFrame | None,  # scored responses (None: the paper's models alone)
                            label: str = "kit",  # legend label of the scores
                            published_models=(),  # paper models to draw beside (names as in table 11)
-                           fit: bool = True,  # draw the compounding-error curve (1-p)^T
+                           fit: bool = True,  # draw the compounding-error curve (1-p)^T where the accuracies allow one
                            ax=None,  # axes to draw on (default: a new figure)
                           ):
-    "Single-attempt trace accuracy per split against mean target steps."
+    "Single-attempt trace accuracy per split against mean target steps; the legend sits beside the axes."
     ax = ax or plt.subplots(figsize=(6, 4))[1]
-    pts = _split_points(scores)
-    ax.errorbar(pts["steps"], pts["accuracy"], yerr=[pts["accuracy"] - pts["low"], pts["high"] - pts["accuracy"]],
-                fmt="o-", capsize=3, label=label, zorder=3)
-    for x, y, sp in zip(pts["steps"], pts["accuracy"], pts["split"]):
-        ax.annotate(sp, (x, y), textcoords="offset points", xytext=(4, 6), fontsize=8)
-    if fit:
-        r = per_step_error_rate(scores)
-        T = np.linspace(0, max(pts["steps"].max(), 250) * 1.05, 200)
-        ax.plot(T, 100 * (1 - r["rate"]) ** T, "--", color="gray",
-                label=f"$(1-p)^T$, p = {r['rate']:.4f} [{r['low']:.4f}, {r['high']:.4f}]")
+    if scores is not None:
+        pts = _split_points(scores)
+        ax.errorbar(pts["steps"], pts["accuracy"], yerr=[pts["accuracy"] - pts["low"], pts["high"] - pts["accuracy"]],
+                    fmt="o-", capsize=3, label=label, zorder=3)
+        for x, y, sp in zip(pts["steps"], pts["accuracy"], pts["split"]):
+            ax.annotate(sp, (x, y), textcoords="offset points", xytext=(4, 6), fontsize=8)
+        if fit and ((pts["accuracy"] > 0) & (pts["accuracy"] < 100)).any():  # all 0 or all 100: no curve to fit through
+            r = per_step_error_rate(scores)
+            T = np.linspace(0, max(pts["steps"].max(), 250) * 1.05, 200)
+            ax.plot(T, 100 * (1 - r["rate"]) ** T, "--", color="gray",
+                    label=f"$(1-p)^T$, p = {r['rate']:.4f} [{r['low']:.4f}, {r['high']:.4f}]")
     steps = published_meta()["split_mean_target_steps"]
     for m in published_models:
         p = published_splits(m).drop(index="average")
         ax.plot([steps[s] for s in p.index], p["pass@1"], "s:", mfc="none", label=f"paper: {m}")
     ax.set(xlabel="target trace steps", ylabel="whole-trace accuracy, single attempt (%)", ylim=(0, 102))
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
     return ax.figure
 
 # %% ../../nbs/15c_l0_plots.ipynb #33bad56c
@@ -72,17 +73,18 @@ def voting_curves(scores: pd.DataFrame,  # scored responses
                          "majvote@k": [maj1 if k == 1 else avg[f"maj@{k}"] for k in ks]})
 
 # %% ../../nbs/15c_l0_plots.ipynb #502be81f
-def plot_voting(scores: pd.DataFrame,  # scored responses
+def plot_voting(scores: pd.DataFrame | None,  # scored responses (None: the paper's model alone)
                 label: str = "kit",  # legend label of the scores
                 published_model: str | None = None,  # a paper model to draw beside
                 ks=None,  # voters to evaluate (default: all)
                 ax=None,  # axes to draw on
                ):
-    "majvote@k and pass@k against the number of voters k."
+    "majvote@k and pass@k against the number of voters k; the legend sits beside the axes."
     ax = ax or plt.subplots(figsize=(6, 4))[1]
-    c = voting_curves(scores, ks)
-    ax.plot(c["k"], c["pass@k"], "o-", ms=3, label=f"{label}: pass@k (unbiased, over all voters)")
-    ax.plot(c["k"], c["majvote@k"], "o-", ms=3, label=f"{label}: majvote@k (expected over k-voter subsets)")
+    if scores is not None:
+        c = voting_curves(scores, ks)
+        ax.plot(c["k"], c["pass@k"], "o-", ms=3, label=f"{label}: pass@k (unbiased, over all voters)")
+        ax.plot(c["k"], c["majvote@k"], "o-", ms=3, label=f"{label}: majvote@k (expected over k-voter subsets)")
     if published_model:
         p = published_splits(published_model).loc["average"]
         ax.plot([1, 5, 15, 31], [p[f"pass@{k}"] for k in (1, 5, 15, 31)], "s", mfc="none", ms=7, label=f"paper: {published_model} pass@k")
@@ -90,7 +92,7 @@ def plot_voting(scores: pd.DataFrame,  # scored responses
     ax.set(xlabel="voters k", ylabel="whole-trace accuracy (%)", xscale="log", ylim=(0, 102))
     ax.set_xticks([1, 2, 5, 10, 15, 31]); ax.set_xticklabels([1, 2, 5, 10, 15, 31])
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
     return ax.figure
 
 # %% ../../nbs/15c_l0_plots.ipynb #d22200bd
@@ -112,5 +114,5 @@ def plot_survival(scores: pd.DataFrame,  # scored responses
         ax.plot(s, 100 * (1 - r["rate"]) ** s, "--", color="gray", label=f"$(1-p)^s$, p = {r['rate']:.4f}")
     ax.set(xlabel="trace step s", ylabel="responses error-free after s steps (%)", ylim=(0, 102))
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
     return ax.figure

@@ -18,10 +18,10 @@ from ..harness.models import Model, Completion, prepare, parse_model_spec
 from ..harness.prompt import Prompt
 
 # %% auto #0
-__all__ = ['COUNTING_RULES', 'TABLE3_COLUMNS', 'PAPER_TABLE_3', 'PAPER_TABLE_4', 'THINK_OFF_PREFIX', 'predict_prompt',
-           'reasoning_prompt', 'parse_judgements', 'parse_step_answers', 'score_response', 'summarize_scores',
-           'composition_accuracy', 'accuracy_by_steps', 'SXDataError', 'SXEvalConfig', 'SXBenchmark',
-           'SXSimulatedModel', 'load_sx_simulated']
+__all__ = ['COUNTING_RULES', 'TABLE3_COLUMNS', 'PAPER_TABLE_3', 'PAPER_TABLE_4', 'PAPER_TABLE_1', 'THINK_OFF_PREFIX',
+           'predict_prompt', 'reasoning_prompt', 'parse_judgements', 'parse_step_answers', 'score_response',
+           'summarize_scores', 'composition_accuracy', 'accuracy_by_steps', 'SXDataError', 'SXEvalConfig',
+           'SXBenchmark', 'SXSimulatedModel', 'load_sx_simulated']
 
 # %% ../../nbs/34_sx_benchmark.ipynb #504964ab
 COUNTING_RULES = """`run_steps` starts at 0 just before the call to `main`. It goes up by 1 each time:
@@ -153,6 +153,10 @@ PAPER_TABLE_4 = pd.DataFrame([
     ('Qwen3-14B', 'Non-Reasoning', 12.78, 21.25, 13.33, 3.77), ('Qwen3-14B', 'Reasoning-Enhanced', 45.91, 71.09, 47.2, 19.44),
     ('Qwen3-32B', 'Non-Reasoning', 16.68, 29.07, 16.4, 4.56), ('Qwen3-32B', 'Reasoning-Enhanced', 55.93, 74.6, 57.87, 35.32),
 ], columns=['Model', 'Type'] + TABLE3_COLUMNS).set_index(['Model', 'Type'])
+
+# %% ../../nbs/34_sx_benchmark.ipynb #b2f8e5eb
+PAPER_TABLE_1 = pd.DataFrame([('Gemini-2.5-Pro', 98.2, 97.8), ('openai-o4-mini', 98.0, 98.5), ('Deepseek-R1', 97.6, 96.7),
+                              ('Doubao-Seed-1.6', 95.3, 95.9)], columns=['Model', 'CRUXEVAL', 'CRUXEVAL-X']).set_index('Model')
 
 # %% ../../nbs/34_sx_benchmark.ipynb #68f7abe2
 class SXDataError(ValueError):
