@@ -3,6 +3,18 @@
 # torch==2.13.0 is installed first: any other torch requirement pulls several GB of CUDA wheels.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# system packages of the tests: bubblewrap (the sandbox's namespaces, tests/test_sandbox_escape.py) and chromium
+# (headless browser tests of the run page and the docs site, tests/test_view.py); Debian/Ubuntu, installed once
+need=()
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
+if [ ${#need[@]} -gt 0 ]; then
+  if command -v apt-get >/dev/null 2>&1; then
+    SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
+    $SUDO apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  else echo "install ${need[*]} with your system's package manager: the sandbox and browser tests need them" >&2; fi
+fi
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
