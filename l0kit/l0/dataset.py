@@ -4,7 +4,7 @@
 
 # %% ../../nbs/13_l0_dataset.ipynb #fa34cd6a
 from __future__ import annotations
-import gzip, json, math, multiprocessing as mp, random, statistics, time
+import dataclasses, gzip, json, math, multiprocessing as mp, random, statistics, time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from typing import Callable, Iterable
@@ -12,11 +12,12 @@ import l0kit
 from .generator import GenConfig, ProgramGenerator, sample_inputs, GenerationError
 from ..harness.config import ConfigError, YamlConfig
 from .tracer import trace_program, TraceError
+from .check import check_program, check_items, ProgramRejected, RELEASE_GRAMMAR
 
 # %% auto #0
 __all__ = ['BASE_SPLITS', 'PRESETS', 'SplitSpec', 'DatasetConfig', 'get_preset', 'make_candidate', 'make_demonstrations',
            'step_bounds', 'build_dataset', 'step_stats', 'dataset_card', 'DatasetError', 'save_dataset', 'load_card',
-           'available_splits', 'load_split', 'load_dataset', 'to_dataframe']
+           'available_splits', 'load_split', 'load_dataset', 'to_dataframe', 'grammar_config', 'check_dataset']
 
 # %% ../../nbs/13_l0_dataset.ipynb #ab83e797
 @dataclass
@@ -80,6 +81,9 @@ def make_candidate(cfg: DatasetConfig, gen: ProgramGenerator, seed: int, index: 
     try: prog = gen.generate(rng)
     except GenerationError: return None
     if fits is not None and not fits(*step_bounds(prog.text)): return None
+    try: check_program(prog.text, cfg.gen)   # the generator's own grammar: a refusal is a bug of the kit
+    except ProgramRejected as e: raise ProgramRejected(f"the generator made a program outside its grammar (a bug: please report it "
+                                                       f"with the configuration): {e.reason}", e.line, f"candidate {index}") from None
     for _ in range(cfg.input_tries):
         inputs = sample_inputs(prog.args, cfg.gen, rng)
         try: target = trace_program(prog.text, inputs, cfg.gen.max_trace_steps)
@@ -273,20 +277,29 @@ def available_splits(data_dir) -> list[str]:
     "Names of the splits stored in a data set directory."
     return [s for s in load_card(data_dir)['counts'] if _split_file(data_dir, s)]
 
+def _records(p: Path):
+    "The records of a split file, one JSON object a line."
+    try:
+        with (gzip.open(p, 'rt') if p.suffix == '.gz' else p.open()) as f:
+            for n, line in enumerate(f, 1):
+                try: yield json.loads(line)
+                except json.JSONDecodeError as e: raise DatasetError(f"{p}:{n}: not valid JSON ({e})") from None
+    except (OSError, EOFError, UnicodeDecodeError) as e:
+        if isinstance(e, DatasetError): raise
+        raise DatasetError(f"{p}: cannot be read ({type(e).__name__}: {e}); the file may be truncated: generate or copy it again") from None
+
 def load_split(data_dir, split: str, with_traces: bool = True, limit: int | None = None) -> list[dict]:
-    "The items of one split, with `demo_traces` recomputed when `with_traces`."
+    "The items of one split, with `demo_traces` recomputed when `with_traces`; refused if any program of the set is not in its grammar."
     card = load_card(data_dir)
     p = _split_file(data_dir, split)
     if p is None: raise DatasetError(f"no split {split!r} in {data_dir}; available: {available_splits(data_dir)}")
+    check_dataset(data_dir, split)
     max_steps = card['config']['gen']['max_trace_steps']
     out = []
-    with (gzip.open(p, 'rt') if p.suffix == '.gz' else p.open()) as f:
-        for n, line in enumerate(f, 1):
-            if limit is not None and len(out) >= limit: break
-            try: rec = json.loads(line)
-            except json.JSONDecodeError as e: raise DatasetError(f"{p}:{n}: not valid JSON ({e})") from None
-            if with_traces: rec['demo_traces'] = [trace_program(rec['program'], d, max_steps) for d in rec['demonstrations']]
-            out.append(rec)
+    for rec in _records(p):
+        if limit is not None and len(out) >= limit: break
+        if with_traces: rec['demo_traces'] = [trace_program(rec['program'], d, max_steps) for d in rec['demonstrations']]
+        out.append(rec)
     return out
 
 def load_dataset(data_dir, with_traces: bool = False) -> dict[str, list[dict]]:
@@ -300,3 +313,28 @@ def to_dataframe(items) -> 'pd.DataFrame':
     recs = [r for v in items.values() for r in v] if isinstance(items, dict) else list(items)
     cols = ['id', 'split', 'steps', 'num_lines', 'program', 'test_input', 'target']
     return pd.DataFrame([{k: r.get(k) for k in cols} for r in recs], columns=cols)
+
+# %% ../../nbs/13_l0_dataset.ipynb #206c69bb
+def grammar_config(card: dict) -> GenConfig:
+    "The generator settings whose grammar a data set's programs must be in (for an imported release, the release's)."
+    conf = card.get('config') if isinstance(card.get('config'), dict) else {}
+    gen = conf.get('gen') if isinstance(conf.get('gen'), dict) else {}
+    known = {f.name for f in dataclasses.fields(GenConfig)}
+    base = RELEASE_GRAMMAR if 'source' in conf else {}   # cards of imported releases name their source
+    try: return GenConfig(**{**base, **{k: v for k, v in gen.items() if k in known}})
+    except (ConfigError, TypeError, ValueError) as e: raise DatasetError(f"the card's generator settings are not valid ({e})") from None
+
+# %% ../../nbs/13_l0_dataset.ipynb #44b1e2af
+_CHECKED: dict = {}   # (directory, files and their sizes and times, card) -> programs checked
+
+def check_dataset(data_dir, split: str | None = None) -> int:
+    "Check the programs of every split of a data set against its card's grammar; raise `ProgramRejected` naming the item."
+    card = load_card(data_dir)
+    names = list(dict.fromkeys([*card.get('counts', {}), *([split] if split else [])]))
+    files = [p for s in names if (p := _split_file(data_dir, s))]
+    key = (str(Path(data_dir).resolve()), json.dumps(card, sort_keys=True, default=str),
+           tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files))
+    if key not in _CHECKED:
+        config = grammar_config(card)
+        _CHECKED[key] = sum(check_items(_records(p), config, f"the data set {str(data_dir)!r}") for p in files)
+    return _CHECKED[key]

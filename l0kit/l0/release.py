@@ -4,11 +4,13 @@
 
 # %% ../../nbs/13a_l0_release.ipynb #56276b0b
 from __future__ import annotations
-import io, json, pickle, re
+import dataclasses, io, json, pickle, re
 from pathlib import Path
 import l0kit
 from .tracer import trace_program, TraceError, normalize_program
 from .dataset import save_dataset, step_stats, DatasetError
+from .generator import GenConfig
+from .check import check_items, release_config
 
 # %% auto #0
 __all__ = ['ReleaseFormatError', 'load_id_list', 'import_release', 'write_release_format']
@@ -62,12 +64,16 @@ def import_release(release_dir,                 # folder holding data.jsonl, few
                    split_names: dict | None = None,  # bin number -> split name (default: 'bin<k>')
                    max_steps: int = 500,         # the release's max_trace_steps
                    prefer: str = 'kit',          # which trace becomes `target`: 'kit' or 'release'
+                   grammar: GenConfig | None = None,  # the grammar every program must be in (default: the release's)
                   ) -> tuple[dict, dict, list[dict]]:
     "Items per split, a card, and the list of disagreements between the release's traces and the kit's."
     d = Path(release_dir)
     if prefer not in ('kit', 'release'): raise ValueError("prefer must be 'kit' or 'release'")
     if not (d / 'data.jsonl').exists(): raise ReleaseFormatError(f"{d} has no data.jsonl: not a release directory")
     data = _read_jsonl(d / 'data.jsonl')
+    grammar = dataclasses.replace(grammar or release_config(), max_trace_steps=max_steps)
+    check_items(({'id': k, 'program': normalize_program(r['program']) if isinstance(r['program'], str) else r['program']}
+                 for k, r in data.items()), grammar, f"the release {str(d / 'data.jsonl')!r}")
     shots = _read_jsonl(d / 'fewshots.jsonl') if (d / 'fewshots.jsonl').exists() else {}
     bins = sorted(d.glob('index_*.bin'), key=lambda p: int(re.sub(r'\D', '', p.stem) or 0))
     if not bins: raise ReleaseFormatError(f"{d} has no index_*.bin split files")
@@ -92,14 +98,18 @@ def import_release(release_dir,                 # folder holding data.jsonl, few
                              release_target=r['traces'][0] if r['traces'][0] != ours else None))
         items[split] = recs
     card = dict(format='l0kit-l0/1', kit_version=l0kit.__version__, name=f"release:{d.name}", seed=None,
-                config=dict(gen=dict(max_trace_steps=max_steps), source=str(d), prefer=prefer),
+                config=dict(gen=grammar.to_dict(), source=str(d), prefer=prefer),
                 counts={k: len(v) for k, v in items.items()}, steps={k: step_stats([it['steps'] for it in v]) for k, v in items.items()},
                 disagreements=len(problems))
     return items, card, problems
 
 # %% ../../nbs/13a_l0_release.ipynb #d0819285
-def write_release_format(items: dict, out_dir) -> Path:
+def write_release_format(items: dict,  # split -> kit items
+                         out_dir,  # the folder to write
+                         grammar: GenConfig | None = None,  # the grammar the programs are in (default: the release's)
+                        ) -> Path:
     "Write kit items in the release's layout (for tests and for sharing with the release's tools)."
+    for split, recs in items.items(): check_items(recs, grammar or release_config(), f"split {split!r}")   # before any trace
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     with open(out / 'data.jsonl', 'w') as fd, open(out / 'fewshots.jsonl', 'w') as ff:
         for k, (split, recs) in enumerate(items.items(), 1):
