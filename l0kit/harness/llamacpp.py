@@ -103,8 +103,9 @@ def _fit(self: LlamaCppModel, n: int, asked: int) -> tuple[int, str | None]:
 
 # %% ../../nbs/02d_llamacpp.ipynb #7c9d46ec
 @patch
-def _complete(self: LlamaCppModel, ids: list, limit: int, params: GenerationParams, seed: int | None = None) -> Completion:
-    "One completion of the tokenized prompt `ids`: at most `limit` new tokens, cut at the first stop string."
+def _complete(self: LlamaCppModel, ids: list, limit: int, params: GenerationParams, seed: int | None = None,
+              stop_after: str | None = None) -> Completion:
+    "One completion of the tokenized prompt `ids`: at most `limit` new tokens, cut at the first stop string (or just after `stop_after`)."
     llm, t0 = self.llm, time.perf_counter()
     cached = self.cached_prefix(ids)
     if not cached: llm.reset()  # nothing to reuse (or prefix_cache=false): read the whole prompt
@@ -112,19 +113,22 @@ def _complete(self: LlamaCppModel, ids: list, limit: int, params: GenerationPara
     kw = (dict(temp=params.temperature, top_p=params.top_p, top_k=0, min_p=0.0, typical_p=1.0) if params.temperature > 0
           else dict(temp=0.0))
     stops = [s.encode('utf-8') for s in params.stop if s]
-    toks, raw, ended, hit = [], b'', False, False
+    toks, raw, ended, hit, after = [], b'', False, False, (stop_after or '').encode('utf-8')
+    kept = False  # stopped just after `stop_after`, which is kept
     if limit > 0:
         for t in llm.generate(ids, repeat_penalty=1.0, **kw):
             if self._is_eog(t): ended = True; break
             toks.append(t)
             piece = llm.detokenize([t])
             raw += piece
+            if after and (j := raw.find(after, max(0, len(raw) - len(piece) - len(after)))) >= 0:
+                raw, kept = raw[:j + len(after)], True; break
             if stops and any(raw.find(s, max(0, len(raw) - len(piece) - len(s))) >= 0 for s in stops): hit = True; break
             if len(toks) >= limit: break
     text, _ = truncate_at_stop(raw.decode('utf-8', 'ignore'), params.stop)
-    n = self.count_tokens(text) if hit else len(toks) + ended
-    return Completion(text, len(ids), n, time.perf_counter() - t0, 'stop' if ended or hit else 'length',
-                      meta={'cached_prompt_tokens': cached})
+    n = self.count_tokens(text) if hit or kept else len(toks) + ended
+    return Completion(text, len(ids), n, time.perf_counter() - t0, 'stop' if ended or hit or kept else 'length',
+                      meta={'cached_prompt_tokens': cached} | ({'stopped_after': True} if kept else {}))
 
 @patch
 def cached_prefix(self: LlamaCppModel, ids: list) -> int:
@@ -149,8 +153,8 @@ def generate(self: LlamaCppModel, prompts, params=None, seeds=None):
         limit = fits[i][0]
         if params.temperature > 0:
             seed = seeds[i] if seeds is not None else self.seed
-            out[i] = [self._complete(ids[i], limit, params, seed + k) for k in range(params.n)]
-        else: out[i] = [self._complete(ids[i], limit, params)] * params.n  # greedy: the n samples are the same text
+            out[i] = [self._complete(ids[i], limit, params, seed + k, prompts[i].meta.get('stop_after')) for k in range(params.n)]
+        else: out[i] = [self._complete(ids[i], limit, params, None, prompts[i].meta.get('stop_after'))] * params.n  # greedy: the n samples are the same text
         if limit < asked[i]:  # say when the context, not the protocol, set the budget
             for c in out[i]: c.meta['budget_clipped'] = [asked[i], limit]
     return out
