@@ -4,14 +4,14 @@
 
 # %% ../../nbs/44_core_benchmark.ipynb #08baf47e
 from __future__ import annotations
-import argparse, hashlib, json, random, sys
+import hashlib, random
 from dataclasses import dataclass, field
 from pathlib import Path
 import pandas as pd
 from .data import (CoreConfig, CoreDataError, build_core_set, write_core_set, read_core_items, load_problem_set,
                             load_core_io, load_core_qa, PROBLEM_SET)
 from .prompts import output_prompt, probe_prompt, output_correct, probe_correct, parse_assertion, ResponseParseError
-from .probes import DIMENSIONS, normalize_answer_type
+from .probes import DIMENSIONS
 from .pytrace import literal_value
 from fastcore.basics import patch
 from ..harness.benchmark import Benchmark

@@ -4,13 +4,13 @@
 
 # %% ../../nbs/42_core_data.ipynb #2717548d
 from __future__ import annotations
-import ast, hashlib, json, re, statistics, warnings
-from dataclasses import dataclass, field, asdict, fields
+import ast, json, re, statistics, warnings
+from dataclasses import dataclass, asdict
 from pathlib import Path
 import yaml
 import l0kit
-from .pytrace import trace_in_process, trace_call, Trace
-from .diversity import filter_implementations, reduce_tests, cyclomatic_complexity, jaccard_similarity
+from .pytrace import trace_in_process
+from .diversity import filter_implementations, reduce_tests, jaccard_similarity
 from .probes import candidate_probes, select_probes, normalize_answer_type, DIMENSIONS
 from ..harness.config import ConfigError, YamlConfig, check_value
 

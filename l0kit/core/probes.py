@@ -5,7 +5,7 @@
 # %% ../../nbs/41_core_probes.ipynb #8118baca
 from __future__ import annotations
 import ast, json, math, random, re
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, asdict
 from typing import Callable
 from .pytrace import Trace, TraceStep, literal_value, render_trace
 

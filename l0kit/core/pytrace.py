@@ -6,7 +6,7 @@
 from __future__ import annotations
 import ast, hashlib, importlib.util, json, re, sys, textwrap
 from pathlib import Path
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, field
 
 # %% auto #0
 __all__ = ['PROGRAM_FILE', 'SANDBOX_FILE', 'PyTraceError', 'ProgramSyntaxError', 'EntryPointError', 'ArgumentTextError',

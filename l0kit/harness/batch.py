@@ -6,7 +6,7 @@
 from __future__ import annotations
 import json
 from pathlib import Path
-from .models import Completion, GenerationParams, Model, ModelSpecError, budget, parse_model_spec
+from .models import Completion, GenerationParams, Model, ModelSpecError, parse_model_spec
 from .openai_http import request_body
 from .runner import RunConfig, build_prompts, make_record, pending_pairs, voter_seed
 from .runs import RunError, Shard, append_records, run_lock

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from .benchmark import benchmark_names, get_benchmark, model_for, DataError
 from .config import ConfigError, read_yaml_mapping
-from .models import MODEL_KINDS, ModelError, load_model
+from .models import MODEL_KINDS, ModelError
 from .prompt import PromptError
 from .runner import RunConfig, run_eval
 from .runs import RunError, Shard

@@ -4,7 +4,6 @@
 
 # %% ../../nbs/09b_report_cli.ipynb #c5a50c12
 from __future__ import annotations
-import argparse, sys
 import l0kit
 from .report import report, report_json
 

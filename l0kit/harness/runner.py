@@ -8,7 +8,7 @@ import dataclasses, hashlib, inspect, random, time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from .config import ConfigError, YamlConfig, check_value
-from .models import GenerationParams, Model, parse_model_spec
+from .models import GenerationParams, Model
 from .prompt import Prompt, prompt_hash
 from .runs import (Record, RunError, Shard, append_records, model_identity, new_run_meta, read_meta, read_records,
                                 run_lock, same_run, write_meta, RUN_FILE)

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/15a_l0_analysis.ipynb #53101a29
 from __future__ import annotations
-import json, math, warnings, zlib
+import math, warnings, zlib
 from statistics import NormalDist
 from pathlib import Path
 import numpy as np

@@ -4,10 +4,9 @@
 
 # %% ../../nbs/11_l0_generator.ipynb #93775006
 from __future__ import annotations
-import dataclasses, random
-from dataclasses import dataclass, field, asdict
-from pathlib import Path
-from .grammar import Grammar, GrammarError, Symbol, BASE_GRAMMAR, VARIABLE_INDEX_OVERRIDE
+import random
+from dataclasses import dataclass, asdict
+from .grammar import Grammar, Symbol, BASE_GRAMMAR, VARIABLE_INDEX_OVERRIDE
 from ..harness.config import ConfigError, YamlConfig, check_value
 from fastcore.basics import patch
 

@@ -5,7 +5,7 @@
 # %% ../../nbs/10_l0_grammar.ipynb #9b265ade
 from __future__ import annotations
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fastcore.basics import patch
 
 # %% auto #0

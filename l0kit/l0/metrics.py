@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import itemgetter
 import numpy as np
-from ..harness.scoring import pass_at_k, bootstrap_means, bootstrap_ci, InvalidSampleCounts
 
 # %% auto #0
 __all__ = ['THINK_END', 'TRACE_START', 'CONTEXT_STEPS', 'clean_response', 'InvalidTarget', 'prepare_target', 'TraceScore',

@@ -4,10 +4,9 @@
 
 # %% ../../nbs/14_l0_prompts.ipynb #bdfa7fda
 from __future__ import annotations
-import hashlib, json
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass
 from .tracer import compile_tracer, normalize_program
-from ..harness.prompt import Prompt, PromptError, render_raw, render_chat, prompt_hash
+from ..harness.prompt import PromptError
 
 # %% auto #0
 __all__ = ['PROMPT_SETUPS', 'THINK_BYPASS_PREFIX', 'number_program', 'format_call', 'Demonstration', 'l0_prompt_text']

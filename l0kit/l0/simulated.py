@@ -5,7 +5,7 @@
 # %% ../../nbs/16_l0_simulated.ipynb #3b9dd9fb
 from __future__ import annotations
 import hashlib, random, re, time
-from ..harness.models import Model, Completion, GenerationParams, ModelSpecError, prepare, budget, estimate_tokens
+from ..harness.models import Model, Completion, ModelSpecError, prepare, budget, estimate_tokens
 from ..harness.prompt import prompt_hash, render_raw
 from .tracer import trace_program, normalize_program
 from fastcore.basics import patch

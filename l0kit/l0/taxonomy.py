@@ -6,7 +6,7 @@
 from __future__ import annotations
 import json, re
 from collections import Counter
-from dataclasses import dataclass, asdict
+from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 import pandas as pd

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/12_l0_tracer.ipynb #059319bb
 from __future__ import annotations
-import ast, copy, textwrap
+import ast, copy
 from functools import lru_cache
 from typing import Callable
 

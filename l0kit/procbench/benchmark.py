@@ -4,10 +4,10 @@
 
 # %% ../../nbs/24_procbench_benchmark.ipynb #c16174a8
 from __future__ import annotations
-import argparse, json, random, time
+import json, random, time
 from pathlib import Path
 import pandas as pd
-from .tasks import TASKS, ProcBenchError, Task, get_task, length_bin
+from .tasks import ProcBenchError, Task, get_task, length_bin
 from .metrics import score as score_states, table2
 from .parser import parse_answer
 from .dataset import ProcBenchConfig, generate_dataset, load_dataset, load_release, save_dataset

@@ -8,13 +8,13 @@ import json, re
 from pathlib import Path
 import pandas as pd
 from .stepcount import SEMANTICS_VERSION
-from .data import SXConfig, SUBSET_TITLES, write_dataset, table2, GenerationError
+from .data import SXConfig, SUBSET_TITLES, write_dataset
 import hashlib, random
 from dataclasses import dataclass
 from fastcore.basics import patch
 from ..harness.benchmark import Benchmark
 from ..harness.config import YamlConfig, check_value
-from ..harness.models import Model, Completion, prepare, parse_model_spec
+from ..harness.models import Model, Completion, prepare
 from ..harness.prompt import Prompt
 
 # %% auto #0
