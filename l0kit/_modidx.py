@@ -1091,6 +1091,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                         'l0kit.procbench.parser._literal': ('procbench_parser.html#_literal', 'l0kit/procbench/parser.py'),
                                         'l0kit.procbench.parser._mentions': ( 'procbench_parser.html#_mentions',
                                                                               'l0kit/procbench/parser.py'),
+                                        'l0kit.procbench.parser._names_both_keys': ( 'procbench_parser.html#_names_both_keys',
+                                                                                     'l0kit/procbench/parser.py'),
                                         'l0kit.procbench.parser._next_line': ( 'procbench_parser.html#_next_line',
                                                                                'l0kit/procbench/parser.py'),
                                         'l0kit.procbench.parser._read': ('procbench_parser.html#_read', 'l0kit/procbench/parser.py'),
