@@ -5,6 +5,7 @@
 # %% ../../nbs/22_procbench_parser.ipynb #5f89744d
 from __future__ import annotations
 import ast, json, re
+from functools import lru_cache
 from .tasks import Task, get_task
 
 # %% auto #0
@@ -36,45 +37,75 @@ def to_state(value, typ: str):
     raise ValueError(f"unknown state type {typ!r}")
 
 _JSON_WORDS = {"true": "True", "false": "False", "null": "None"}
+_JSON_WORD, _NAME = re.compile(r"\b(true|false|null)\b"), re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+_LITERAL_NAMES = frozenset({"true", "false", "null", "NaN", "Infinity", "True", "False", "None", "set"})
 
 def _literal(text: str):
     "A Python / JSON literal from `text`, or raise ValueError."
     text = text.strip()
+    # a name outside strings is no literal: say so without parsing (prose in brackets is common, parsing is slow)
+    if '"' not in text and "'" not in text and not _LITERAL_NAMES.issuperset(_NAME.findall(text)): raise ValueError(text[:80])
     try: return json.loads(text)
     except (ValueError, RecursionError): pass
-    try: return ast.literal_eval(re.sub(r"\b(true|false|null)\b", lambda m: _JSON_WORDS[m.group()], text))
+    try: return ast.literal_eval(_JSON_WORD.sub(lambda m: _JSON_WORDS[m.group()], text))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError): raise ValueError(text[:80]) from None
+
+@lru_cache(maxsize=None)
+def _bracket_tokens(open_: str, close: str, quotes: bool) -> re.Pattern:
+    "A double-quoted string (it ends at the first quote not after a backslash), a lone quote, a run of `open_` or of `close`."
+    strings = r'"(?:[^"]|(?<=\\)")*(?<!\\)"|"|' if quotes else ""
+    return re.compile(strings + f"{re.escape(open_)}+|{re.escape(close)}+")
 
 def _balanced(text: str, open_: str, close: str, quotes: bool = True) -> list[str]:
     "The outermost balanced `open_ ... close` spans of `text`, in order (brackets inside double quotes ignored)."
-    spans, depth, start, quote = [], 0, None, None
-    for i, ch in enumerate(text):
-        if quote:
-            if ch == quote and text[i - 1] != "\\": quote = None
-            continue
-        if ch == '"' and quotes: quote = ch; continue
-        if ch == open_:
-            if depth == 0: start = i
-            depth += 1
-        elif ch == close and depth:
-            depth -= 1
-            if depth == 0: spans.append(text[start:i + 1])
-    if not spans and quotes and quote: return _balanced(text, open_, close, quotes=False)  # an unpaired " in prose
+    spans, depth, start = [], 0, 0
+    for m in _bracket_tokens(open_, close, quotes).finditer(text):   # one step per token, not per character
+        run = m.group()
+        if run == '"': return spans or _balanced(text, open_, close, quotes=False)   # an unpaired " in prose
+        if run[0] == '"': continue
+        if run[0] == open_:
+            if depth == 0: start = m.start()
+            depth += len(run)
+        elif depth:
+            if len(run) >= depth: spans.append(text[start:m.start() + depth])
+            depth = max(0, depth - len(run))
     return spans
 
-_MARKUP = re.compile(r"^[\s*_`>]+|[\s*_`]+$")
+_LEADING_MARKUP, _TRAILING_MARKUP = re.compile(r"[\s*_`>]*"), re.compile(r"[\s*_`]*")
+
+def _strip_markup(text: str) -> str:
+    "`text` without leading whitespace and `*_`>` and trailing whitespace and `*_``."
+    text = text[_LEADING_MARKUP.match(text).end():]
+    return text[:len(text) - _TRAILING_MARKUP.match(text[::-1]).end()]
 
 def _clean_scalar(text: str) -> str:
-    text = _MARKUP.sub("", text.strip())
-    text = re.sub(r"[.,;]+$", "", text).strip()
-    text = _MARKUP.sub("", text)
+    text = _strip_markup(text.strip())
+    text = _strip_markup(text.rstrip(".,;").strip())
     q = re.fullmatch(r"(['\"])(.*)\1", text)
     return q.group(2) if q else text
 
 def _bare_items(inner: str) -> list[str]:
     return [t.strip().strip("'\"`").strip() for t in inner.split(",")] if inner.strip() else []
 
+_MAX_DIGITS = 4300   # Python's limit on int(str); a longer number is no state of any task
+
+def _int(digits: str) -> int | None:
+    "The number, or None when it has more digits than Python converts (no task has such a state)."
+    if len(digits.lstrip("-")) > _MAX_DIGITS: return None
+    try: return int(digits)
+    except ValueError: return None   # a lower limit set with sys.set_int_max_str_digits
+
+_NOTE = re.compile(r"\([^()]*\)")
+
+def _drop_note(text: str) -> str:
+    "`text` without a closing parenthesised note and what follows it when that is not a word: `bistt (removed c).`"
+    if ")" not in text: return text
+    tail = len(text) - re.match(r"\W*", text[::-1]).end()   # text[tail:] holds no word character
+    return next((text[:m.start()].rstrip() for m in _NOTE.finditer(text) if m.end() >= tail), text)
+
 _SENTENCE_TASKS = ("FillWord", "DeleteWord")
+_NUMBER, _RESULT_WORDS = re.compile(r"-?\d[\d,_]*"), re.compile(r"(?i)\b(?:becomes|is now|gives|yields|results in|we get|we have)\b:?")
+_QUOTES = re.compile(r"\"([^\"]*)\"|'([^']*)'|`([^`]*)`")
 
 def read_state(text: str,  # a piece of an answer, e.g. the rest of a step line
                typ: str,  # 'str', 'int', 'list[str]' or 'list[int]'
@@ -92,23 +123,27 @@ def read_state(text: str,  # a piece of an answer, e.g. the rest of a step line
                 items = [to_state(x, inner_typ) if inner_typ == "str" else read_state(x, "int") for x in _bare_items(span[1:-1])]
                 if all(v is not None for v in items): return items
         if not spans and "," in text:
-            items = [read_state(x, inner_typ) for x in text.split(",")]
-            if all(v is not None for v in items): return items
+            items, seen = [], {}              # degenerate answers repeat their items: each distinct one is read once
+            for x in text.split(","):
+                if x not in seen: seen[x] = read_state(x, inner_typ)
+                if seen[x] is None: return None
+                items.append(seen[x])
+            return items
         return None
     if typ == "int":
         for cut in ("\u2192", "->", "=>", "=", ": "):
             if cut in text: text, pick = text.rsplit(cut, 1)[1], 0; break
         else: pick = -1
-        nums = [n.replace(",", "").replace("_", "") for n in re.findall(r"-?\d[\d,_]*", text)]
+        nums = [n.replace(",", "").replace("_", "") for n in _NUMBER.findall(text)]
         nums = [n for n in nums if n.lstrip("-")]
-        return int(nums[pick]) if nums else None
+        return _int(nums[pick]) if nums else None
     for arrow in ("\u2192", "->", "=>", "="):
         if arrow in text: text = text.rsplit(arrow, 1)[1]; break
     else:
         if ": " in text: text = text.rsplit(": ", 1)[1]
-    if not sentence: text = re.split(r"(?i)\b(?:becomes|is now|gives|yields|results in|we get|we have)\b:?", text)[-1]
-    text = re.sub(r"\s*\([^()]*\)\W*$", "", text)
-    quoted = re.findall(r"\"([^\"]*)\"|'([^']*)'|`([^`]*)`", text)
+    if not sentence: text = _RESULT_WORDS.split(text)[-1]
+    text = _drop_note(text)
+    quoted = _QUOTES.findall(text)
     if quoted:
         a, b, c = quoted[-1]
         return a or b or c
@@ -125,8 +160,20 @@ def _coerce(task: Task, intermediate, final) -> dict:
     inter = intermediate if isinstance(intermediate, (list, tuple)) else []
     return {"intermediate": [to_state(v, task.intermediate_type) for v in inter], "final": to_state(final, task.final_type)}
 
+_MAX_OBJECTS = 1000   # objects naming both keys tried, from the last: more only in degenerate output
+
+def _names_both_keys(text: str) -> bool:
+    "Whether `text` may hold both keys: written out, or escaped (parsing every object of degenerate output is slow)."
+    if "\\" in text: return True
+    low = text.lower()
+    return "intermediate" in low and "final" in low
+
 def _from_json(text: str, task: Task) -> dict | None:
+    if not _names_both_keys(text): return None
+    tried = 0
     for span in reversed(_balanced(text, "{", "}")):
+        if len(span) < 19 or not _names_both_keys(span): continue   # 19: `{"intermediate":1,"final":1}` is longer
+        if (tried := tried + 1) > _MAX_OBJECTS: break
         try: obj = _literal(span)
         except ValueError: continue
         if isinstance(obj, dict) and (ki := _key(obj, "intermediate")) is not None and (kf := _key(obj, "final")) is not None:
@@ -136,36 +183,86 @@ def _from_json(text: str, task: Task) -> dict | None:
 # %% ../../nbs/22_procbench_parser.ipynb #5485e372
 _FINAL_NOUNS = r"(?:state|answer|result|string|sentence|list|array|counts?|sum|number|value|character|letter|output|array state)"
 _FINAL = re.compile(r"(?im)\bfinal(?:\s+" + _FINAL_NOUNS + r")?\**\s*(?:is|:|=)\s*(.*)$")
-_TOTAL = re.compile(r"(?im)^[\s*#-]*(?:the\s+)?(?:sum|total)(?:\s+of[^:=\n]*)?\**\s*(?:is|:|=)\s*(.*)$")
-_INTER = re.compile(r"(?im)^[^\n]*?\bintermediate(?:\s+(?:states?|results?|strings?|lists?|arrays?|steps?|sentences?|rows?))?"
-                    r"(?:\s*\([^)\n]*\))?\**\s*(?:are|is|:|=)\s*")
+# `^[\s*#-]*` in one line only: a run of blank lines would otherwise be rescanned from each of its lines
+_TOTAL = re.compile(r"(?im)^(?:[^\S\n]|[*#-])*(?:the\s+)?(?:sum|total)(?:\s+of[^:=\n]*)?\**\s*(?:is|:|=)\s*(.*)$")
+_TOTAL_LEAD = re.compile(r"[\s*#-]*")
+_INTER_WORD = re.compile(r"(?i)\bintermediate")
+_INTER_NOUN = re.compile(r"(?i)\s+(?:states?|results?|strings?|lists?|arrays?|steps?|sentences?|rows?)")
+_INTER_PAREN, _INTER_END, _PAREN_STOP = re.compile(r"\s*\("), re.compile(r"(?i)\**\s*(?:are|is|:|=)\s*"), re.compile(r"[)\n]")
 _STEP = re.compile(r"(?im)^\s*(?:[-*\u2022]\s*)?(?:\*\*)?(?:step\s*(\d+)|(\d+)\s*[.)])(?:\*\*)?\s*(?:\([^)]*\))?\s*[:.)\-\u2013]?(?:\*\*)?\s*(.*)$")
-_BULLET = re.compile(r"(?m)^\s*[-*\u2022]\s+(.*)$")
+_BULLET = re.compile(r"(?m)^[^\S\n]*[-*\u2022]\s+(.*)$")   # leading blanks of one line only (see _TOTAL)
 
 def _next_line(text: str, pos: int) -> str:
     for line in text[pos:].splitlines():
         if line.strip() and not line.strip().startswith("```"): return line
     return ""
 
+def _first_line_start(text: str, pos: int) -> int:
+    "The first position at or after `pos` that starts a line."
+    return pos if pos == 0 or text[pos - 1] == "\n" else text.find("\n", pos) + 1
+
+def _total_hits(text: str) -> list[tuple]:
+    "(start, rest, end) of each 'Sum: ...' phrase; a start moves back over the blank and markup lines before it."
+    hits, end, rev = [], 0, None
+    for m in _TOTAL.finditer(text):
+        rev = rev if rev is not None else text[::-1]
+        lead = len(text) - _TOTAL_LEAD.match(rev, len(text) - m.start()).end()   # where the markup before the line starts
+        hits.append((max(_first_line_start(text, lead), _first_line_start(text, end)), m.group(1), m.end()))
+        end = m.end()
+    return hits
+
 def _final_text(text: str, task: Task) -> tuple[str, int] | None:
     "The text of the last final phrase and where the phrase starts."
     hits = [(m.start(), m.group(1), m.end()) for m in _FINAL.finditer(text)]
-    if task.final_type == "int": hits += [(m.start(), m.group(1), m.end()) for m in _TOTAL.finditer(text)]
+    if task.final_type == "int": hits += _total_hits(text)
     if not hits: return None
     start, rest, end = max(hits)
     rest = rest.strip()
-    if not _MARKUP.sub("", rest) or rest.startswith("```"): rest = _next_line(text, end + 1)
+    if not _strip_markup(rest) or rest.startswith("```"): rest = _next_line(text, end + 1)
     return rest, start
+
+def _intermediate_label(text: str) -> int | None:
+    "Where the first label of the intermediate states ends ('Intermediate states (in order):'), or None."
+    seen, stop = {}, [0, -1]              # no ')' or newline in text[stop[0]:stop[1]]
+    def paren_end(i):                     # the end of a '(...)' opened before i, or None
+        if not stop[0] <= i <= stop[1]:
+            m = _PAREN_STOP.search(text, i)
+            stop[:] = [i, m.start() if m else len(text)]
+        return stop[1] + 1 if stop[1] < len(text) and text[stop[1]] == ")" else None
+    for w in _INTER_WORD.finditer(text):
+        noun = _INTER_NOUN.match(text, w.end())
+        for a in ([noun.end()] if noun else []) + [w.end()]:
+            p = _INTER_PAREN.match(text, a)
+            for b in ([e] if p and (e := paren_end(p.end())) else []) + [a]:
+                if b not in seen: seen[b] = _INTER_END.match(text, b)
+                if seen[b]: return seen[b].end()
+    return None
+
+_INITIAL = re.compile(r"(?i)\W*initial(?:\s+(?:state|string|value|array|list))?\W*(?:[:=]|$)")
+
+def _step_line(line: str):
+    "False: not a step line; None: a step giving the initial state; else (its text, whether the text is empty)."
+    m = _STEP.match(line)
+    if m is None: return False
+    content = m.group(3).strip()
+    if (m.group(1) or m.group(2)) == "0" or _INITIAL.match(content): return None
+    return content, not _strip_markup(content)
 
 def _step_texts(text: str) -> list[str]:
     "The text of each step line (numbered lines, or else bullets), initial-state lines skipped."
-    out, lines = [], text.splitlines()
-    numbered = [(i, m) for i, line in enumerate(lines) if (m := _STEP.match(line))]
+    lines, seen, numbered = text.splitlines(), {}, []
+    for i, line in enumerate(lines):     # degenerate answers repeat their lines: each distinct line is read once
+        if line and (kind := seen[line] if line in seen else seen.setdefault(line, _step_line(line))) is not False:
+            numbered.append((i, kind))
     if not numbered: return [m.group(1) for m in _BULLET.finditer(text)]
-    for i, m in numbered:
-        content = m.group(3).strip()
-        if (m.group(1) or m.group(2)) == "0" or re.match(r"(?i)\W*initial(?:\s+(?:state|string|value|array|list))?\W*(?:[:=]|$)", content): continue
-        if not _MARKUP.sub("", content): content = next((l for l in lines[i + 1:] if l.strip()), "")
+    out, j = [], 0
+    for i, kind in numbered:
+        if kind is None: continue
+        content, empty = kind
+        if empty:                         # the next non-empty line (j only moves forward)
+            if j <= i: j = i + 1
+            while j < len(lines) and not lines[j].strip(): j += 1
+            content = lines[j] if j < len(lines) else ""
         out.append(content)
     return out
 
@@ -173,18 +270,32 @@ def _read(task: Task, text: str, final: bool = False):
     typ = task.final_type if final else task.intermediate_type
     return read_state(text, typ, sentence=task.name in _SENTENCE_TASKS)
 
+def _word_char(c: str) -> bool: return c.isalnum() or c == "_"
+
 def _mentions(task: Task, text: str, final) -> bool:
     "For tasks whose final state has its own type: does this step line state the final result (e.g. 'maay matches')?"
     if task.final_type == task.intermediate_type: return False
     key = str(final[-1] if isinstance(final, list) and final else final)
-    return bool(key) and re.search(r"(?<![\w\[])" + re.escape(key) + r"(?![\w\]])", text) is not None
+    if not key: return False
+    if len(key) <= 64: return re.search(r"(?<![\w\[])" + re.escape(key) + r"(?![\w\]])", text) is not None
+    # a long key (degenerate output): its first and last occurrences only, so the time stays linear
+    for i in dict.fromkeys((text.find(key), text.rfind(key))):
+        if i >= 0 and not (i and (_word_char(text[i - 1]) or text[i - 1] == "[")):
+            after = text[i + len(key):i + len(key) + 1]
+            if not (after and (_word_char(after) or after == "]")): return True
+    return False
+
+def _read_all(task: Task, texts: list[str]) -> list:
+    "The intermediate states read from `texts`, each distinct text read once."
+    states = {t: _read(task, t) for t in dict.fromkeys(texts)}
+    return [v.copy() if type(v) is list else v for v in map(states.__getitem__, texts)]
 
 def _from_lines(text: str, task: Task) -> dict | None:
     found = _final_text(text, task)
     final_txt, body = (found[0], text[:found[1]]) if found else (None, text)
     final = _read(task, final_txt, final=True) if final_txt is not None else None
-    if (m := _INTER.search(body)) is not None:
-        rest = body[m.end():]
+    if (end := _intermediate_label(body)) is not None:
+        rest = body[end:]
         spans = _balanced(rest, "[", "]")
         if spans and rest.strip().lstrip("`json\n ").startswith("["):
             try: val = _literal(spans[0])
@@ -195,10 +306,10 @@ def _from_lines(text: str, task: Task) -> dict | None:
     steps = _step_texts(body)
     if final_txt is None:
         if not steps: return None
-        return {"intermediate": [_read(task, t) for t in steps[:-1]], "final": _read(task, steps[-1], final=True)}
+        return {"intermediate": _read_all(task, steps[:-1]), "final": _read(task, steps[-1], final=True)}
     if steps and final is not None and (_read(task, steps[-1], final=True) == final or _mentions(task, steps[-1], final)):
         steps = steps[:-1]
-    return {"intermediate": [_read(task, t) for t in steps], "final": final}
+    return {"intermediate": _read_all(task, steps), "final": final}
 
 # %% ../../nbs/22_procbench_parser.ipynb #6fc79744
 def parse_answer(task: str | Task,  # the task, by paper name ('Sort') or release id ('task01')
