@@ -130,7 +130,7 @@ def test_a_release_program_with_variable_indices_and_while_true_is_in_the_releas
 
 
 ESCAPES = ["__import__('os').system('id')", "open('/etc/passwd').read()", "lst_x.__class__", "(lambda: 1)()", "[c for c in lst_x]",
-           "globals()", "x.__add__(1)", "getattr(x, 'real')", "lst_x.copy()", "eval('1')", "exec('1')", "type(x)", "len(lst_x)",
+           "globals()", "x.__add__(1)", "getattr(x, 'real')", "lst_x.copy()", "eval('1')", "exec('1')", "type(x)", "len(x)", "len(lst_x, lst_y)",
            "x ** 9", "x * x", "x << 99", "-x", "'a'", "1.5", "None", "x if cond_x else 1", "(a := 1)", "{1: 2}", "(1, 2)",
            "lst_x[0:1]", "x // 1", "x % 1", "not cond_x", "cond_x and cond_x", "f'{x}'", "b'a'", "...", "__builtins__",
            "breakpoint()", "vars()", "x.real", "x in lst_x"]

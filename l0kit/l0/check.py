@@ -17,7 +17,7 @@ __all__ = ['OPERATORS', 'SYMBOLS', 'MAX_PROGRAM_CHARS', 'RELEASE_GRAMMAR', 'Prog
 # %% ../../nbs/10a_l0_check.ipynb #fa504347
 class ProgramRejected(ValueError):
     "A program outside the baby-Python grammar; it is never traced."
-    def __init__(self, reason: str,  # why, e.g. "a call (`len(lst_x)`) is not in the grammar"
+    def __init__(self, reason: str,  # why, e.g. "a call (`abs(x)`) is not in the grammar"
                  line: int | None = None,  # the program line (the `def` line is 1)
                  item: str | None = None,  # the data item or candidate holding the program
                 ):
@@ -167,6 +167,10 @@ def _expression(walk: _Walk, node, depth: int = 0) -> str | None:
         if not ((isinstance(i, ast.Constant) and 'number' in v.index) or (isinstance(i, ast.Name) and 'name' in v.index)):
             _reject(node, f"the index `{walk.code(i)}` is not in the grammar (indices: {' or '.join(sorted(v.index))})")
         walk.want(i, _expression(walk, i, depth + 1), 'int')
+        return 'int'
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == 'len' and len(node.args) == 1
+            and not node.keywords and isinstance(node.args[0], ast.Name)):  # `y = len(lst_w)`: figure 1 of the paper
+        walk.want(node.args[0], walk.name(node.args[0]), 'list')
         return 'int'
     _reject(node, f"{_KIND.get(type(node), type(node).__name__)} (`{walk.code(node)}`) is not in the grammar")
 

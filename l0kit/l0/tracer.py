@@ -103,6 +103,8 @@ def _parse(program: str) -> tuple[ast.Module, ast.FunctionDef]:
     a = fn.args
     if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
         raise UnsupportedProgram("only plain positional parameters are supported")
+    if fn.decorator_list or fn.returns or any(x.annotation for x in a.args):  # compiling would run their code
+        raise UnsupportedProgram("decorators and annotations are not supported")
     return mod, fn
 
 # %% ../../nbs/12_l0_tracer.ipynb #3b1a9689
