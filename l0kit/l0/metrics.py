@@ -61,15 +61,19 @@ def prepare_target(target_lines: list[str],  # the target trace, one line per st
     return _prepare(tuple(target_lines))[0]
 
 # %% ../../nbs/15_l0_metrics.ipynb #bfbd1ac2
-def _split_lines(text: str, m: int) -> tuple[list[str], str]:
-    "Up to `m` stripped, non-empty lines from the start of `text`, and the unsplit rest."
+_BLANK = re.compile(r"\s*")  # \s is exactly str.isspace, the characters str.strip removes
+
+def _split_lines(text: str, m: int, pos: int = 0) -> tuple[list[str], int]:
+    "Up to `m` stripped, non-empty lines of `text` from `pos`, and the position after the last of them."
     out: list[str] = []
-    while text and len(out) < m:
-        k = m - len(out)
-        parts = text.split("\n", k)
-        text = parts.pop() if len(parts) > k else ""
-        out += filter(None, map(str.strip, parts))
-    return out, text
+    while len(out) < m:
+        pos = _BLANK.match(text, pos).end()  # past blank lines and leading blanks, in one step
+        if pos == len(text): break
+        nl = text.find("\n", pos)
+        if nl < 0: nl = len(text)
+        out.append(text[pos:nl].rstrip())
+        pos = min(nl + 1, len(text))
+    return out, pos
 
 def _response_lines(trace: str, need: int | None) -> list[str]:
     "The first `need` (all if None) stripped, non-empty, space-free lines of an aligned trace."
@@ -99,9 +103,9 @@ def _compare(text: str, target: tuple) -> tuple[int, int, list[str]]:
         mid = (lo + hi) // 2
         if text.startswith(joined[:offsets[mid]]): lo = mid
         else: hi = mid
-    k, rest, seen = lo, text[offsets[lo]:], []
+    k, pos, seen = lo, offsets[lo], []
     while k < n:
-        chunk, rest = _split_lines(rest, min(n - k, 8))
+        chunk, pos = _split_lines(text, min(n - k, 8), pos)
         if not chunk: break
         m = _leading_matches(chunk, lines[k:k + len(chunk)])
         seen += chunk
