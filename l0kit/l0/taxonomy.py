@@ -56,14 +56,19 @@ def _fe(error_type: str, detail: str) -> FirstError:
 # %% ../../nbs/15d_l0_taxonomy.ipynb #88813d52
 _LINE = re.compile(r"L(\d+),(.*)\Z", re.S)
 _INTS = re.compile(r"\[(-?\d+(?:,-?\d+)*)?\]\Z")
+_MAX_DIGITS = 4300  # Python's default int-from-text limit
+
+def _int(digits: str) -> int | str:
+    "The int a digit string denotes, or the string itself past the int limit (equal to no int)."
+    return int(digits) if len(digits.lstrip("-")) <= _MAX_DIGITS else digits
 
 def _line_no(line: str) -> int | None:
     m = _LINE.match(line)
-    return int(m.group(1)) if m else None
+    return None if m is None else (n if isinstance(n := _int(m.group(1)), int) else -1)
 
 def _as_list(v: str) -> list[int] | None:
     m = _INTS.match(v)
-    return None if m is None else ([int(x) for x in m.group(1).split(",")] if m.group(1) else [])
+    return None if m is None else ([_int(x) for x in m.group(1).split(",")] if m.group(1) else [])
 
 # %% ../../nbs/15d_l0_taxonomy.ipynb #d56bbe3d
 def _value_error(t: str, r: str, program_lines: list[str] | None) -> FirstError:
