@@ -62,28 +62,39 @@ def reasoning_prompt(item: dict, presentation: str = 'visible') -> str:
             f"order, each of the form `Call k: <integer>`.")
 
 # %% ../../nbs/34_sx_benchmark.ipynb #61047eef
-_PAIR = re.compile(r"pair\s*#?\s*(\d+)\s*[:.)\-–=]*\s*[*_`]*\s*(yes|no)\b", re.I)
-_CALL = re.compile(r"call\s*#?\s*(\d+)\s*[:.)\-–=]*\s*[*_`]*\s*(?:run_steps\s*=\s*)?(-?\d[\d,]*)", re.I)
+_SEP = r"\s*(?:[:.)\-–=]+\s*)?(?:[*_`]+\s*)?"  # the text of \s*[:.)\-–=]*\s*[*_`]*\s*, without its ambiguous blank runs
+_PAIR = re.compile(r"pair\s*(?:#\s*)?(\d+)" + _SEP + r"(yes|no)\b", re.I)
+_CALL = re.compile(r"call\s*(?:#\s*)?(\d+)" + _SEP + r"(?:run_steps\s*=\s*)?(-?\d[\d,]*)", re.I)
+_BOXED = re.compile(r"\\boxed\{\s*(-?\d[\d,]*)\s*\}")
+_INT = re.compile(r"(?<![\w.])(?:(-?\d[\d,]*)(?!\w|[.,]\d)|-?\d[\d,]*)")  # group 1: an integer; else a dead run, consumed
+_MAX_DIGITS = 4300  # Python's default int-from-text limit
 
 def _final_part(text: str) -> str: return text.rsplit('</think>', 1)[-1]
 
+def _read_int(text: str) -> int | None:
+    "The integer of `-?digits` text with thousands commas; None past the int limit."
+    digits = text.replace(',', '')
+    return int(digits) if len(digits.lstrip('-')) <= _MAX_DIGITS else None
+
+# %% ../../nbs/34_sx_benchmark.ipynb #e4ef97d4
 def parse_judgements(text: str, n: int) -> list:
     "Yes/No per pair (True/False, None when missing), read from the end of a Predict response."
     text, found = _final_part(text), {}
-    for m in _PAIR.finditer(text): found[int(m[1])] = m[2].lower() == 'yes'
+    for m in _PAIR.finditer(text): found[_read_int(m[1]) or m[1]] = m[2].lower() == 'yes'  # an over-long pair number matches no pair
     if not found:
         words = re.findall(r"\b(yes|no)\b", text, re.I)
         if len(words) >= n: return [w.lower() == 'yes' for w in words[-n:]]
     return [found.get(k) for k in range(1, n + 1)]
 
+# %% ../../nbs/34_sx_benchmark.ipynb #e7fe63ad
 def parse_step_answers(text: str, n: int) -> list:
     "The integer answer per call (None when missing), read from the end of a reasoning response."
     text, found = _final_part(text), {}
-    for m in _CALL.finditer(text): found[int(m[1])] = int(m[2].replace(',', ''))
+    for m in _CALL.finditer(text): found[_read_int(m[1]) or m[1]] = _read_int(m[2])
     if not found and n == 1:
-        boxed = re.findall(r"\\boxed\{\s*(-?\d[\d,]*)\s*\}", text)
-        ints = boxed or re.findall(r"(?<![\w.])-?\d[\d,]*(?!\w|[.,]\d)", text)
-        if ints: return [int(ints[-1].replace(',', ''))]
+        ints = _BOXED.findall(text) or _INT.findall(text)
+        last = next((s for s in reversed(ints) if s), None)  # the last integer ('' is a dead run)
+        if last is not None: return [_read_int(last)]
     return [found.get(k) for k in range(1, n + 1)]
 
 # %% ../../nbs/34_sx_benchmark.ipynb #fa42ac73
