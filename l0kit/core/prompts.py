@@ -4,13 +4,16 @@
 
 # %% ../../nbs/43_core_prompts.ipynb #079319e2
 from __future__ import annotations
-import ast, re
+import ast, codeop, re, warnings
+from itertools import compress, repeat
+from operator import contains
 from .pytrace import literal_value
 from .probes import answers_match
 
 # %% auto #0
-__all__ = ['IO_EXAMPLE', 'COT_EXAMPLES', 'COC_EXAMPLE', 'call_text', 'output_prompt', 'probe_prompt', 'ResponseParseError',
-           'parse_assertion', 'output_correct', 'parse_probe_answer', 'probe_correct']
+__all__ = ['IO_EXAMPLE', 'COT_EXAMPLES', 'COC_EXAMPLE', 'MAX_ASSERT_LINES', 'MAX_LITERAL_CHARS', 'call_text', 'output_prompt',
+           'probe_prompt', 'ResponseParseError', 'parse_assertion', 'output_correct', 'parse_probe_answer',
+           'probe_correct']
 
 # %% ../../nbs/43_core_prompts.ipynb #1c234dce
 _TASK = ("Below is a Python program and an assertion that calls it on an input. Replace `??` with the value the call "
@@ -143,20 +146,40 @@ def probe_prompt(source: str, func_name: str, args_text: str,
 class ResponseParseError(ValueError):
     "A response that holds no answer in the expected form."
 
+MAX_ASSERT_LINES = 1_000  # assert lines tried, from the end of a response
+MAX_LITERAL_CHARS = 100_000  # longest assertion or answer text read
+_ASSERT_LINE = re.compile(r"\s*assert\b")
+
+def _unfinished(text: str) -> bool:
+    "Whether more lines could make `text` valid Python (an open bracket, string or block), per `codeop`."
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try: return codeop.compile_command(text, "<response>", "exec") is None
+        except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError): return False
+
+# %% ../../nbs/43_core_prompts.ipynb #892afb86
+def _statement_at(lines: list[str], i: int) -> ast.stmt | None:
+    "The first statement of the shortest run of lines from `i` (at most 40) that parses; None if none does."
+    for j in range(i + 1, min(len(lines), i + 40) + 1):
+        text = '\n'.join(lines[i:j]).strip()
+        if len(text) > MAX_LITERAL_CHARS: return None
+        try: return ast.parse(text).body[0]
+        except (SyntaxError, ValueError):
+            if not _unfinished(text): return None  # no later line can complete it
+    return None
+
+# %% ../../nbs/43_core_prompts.ipynb #7e79d23f
 def parse_assertion(response: str) -> object:
     "The literal on the right of `==` in the response's last completed assertion."
     lines = response.splitlines()
-    for i in range(len(lines) - 1, -1, -1):
-        if not re.match(r"\s*assert\b", lines[i]): continue
-        for j in range(i + 1, min(len(lines), i + 40) + 1):
-            text = '\n'.join(lines[i:j]).strip()
-            try: node = ast.parse(text).body[0]
-            except SyntaxError: continue
-            if not (isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1
-                    and isinstance(node.test.ops[0], ast.Eq)): break
-            try: return ast.literal_eval(node.test.comparators[0])
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                raise ResponseParseError(f"the assertion's right-hand side is not a literal: {ast.unparse(node.test.comparators[0])[:100]!r}") from None
+    starts = [i for i in compress(range(len(lines)), map(contains, lines, repeat("assert"))) if _ASSERT_LINE.match(lines[i])]
+    for i in reversed(starts[-MAX_ASSERT_LINES:]):
+        node = _statement_at(lines, i)
+        if not (isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1
+                and isinstance(node.test.ops[0], ast.Eq)): continue
+        try: return ast.literal_eval(node.test.comparators[0])
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            raise ResponseParseError(f"the assertion's right-hand side is not a literal: {ast.unparse(node.test.comparators[0])[:100]!r}") from None
     raise ResponseParseError("no completed `assert ... == <literal>` in the response")
 
 # %% ../../nbs/43_core_prompts.ipynb #5e426cf8
@@ -182,5 +205,6 @@ def parse_probe_answer(response: str) -> str:
 # %% ../../nbs/43_core_prompts.ipynb #5a0e6f14
 def probe_correct(response: str, ground_truth: str, answer_type: str | None = None) -> bool:
     "Whether the response's answer matches the probe's ground truth (type-aware)."
-    try: return answers_match(parse_probe_answer(response), ground_truth, answer_type)
+    try: answer = parse_probe_answer(response)
     except ResponseParseError: return False
+    return len(answer) <= MAX_LITERAL_CHARS and answers_match(answer, ground_truth, answer_type)   # a longer answer is not read
