@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses, gzip, json, math, multiprocessing as mp, random, statistics, time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable
 import l0kit
 from .generator import GenConfig, ProgramGenerator, sample_inputs, GenerationError
 from ..harness.config import ConfigError, YamlConfig
@@ -307,7 +307,7 @@ def load_dataset(data_dir, with_traces: bool = False) -> dict[str, list[dict]]:
     return {s: load_split(data_dir, s, with_traces) for s in available_splits(data_dir)}
 
 # %% ../../nbs/13_l0_dataset.ipynb #e43e0ab5
-def to_dataframe(items) -> 'pd.DataFrame':
+def to_dataframe(items):
     "One row per program: id, split, steps, lines, program, test input, target."
     import pandas as pd
     recs = [r for v in items.values() for r in v] if isinstance(items, dict) else list(items)

@@ -4,17 +4,12 @@
 
 # %% ../../nbs/15c_l0_plots.ipynb #800ef539
 from __future__ import annotations
-import json
-from pathlib import Path
 import numpy as np
 import pandas as pd
-import matplotlib
 import matplotlib.pyplot as plt
-import l0kit
 from ..harness.scoring import bootstrap_ci
 from .analysis import majority_votes, pass_maj_table, per_step_error_rate, survival_curve, split_order
 from .published import published_meta, published_splits
-from ..harness.figures import save_figure
 
 # %% auto #0
 __all__ = ['plot_accuracy_vs_steps', 'voting_curves', 'plot_voting', 'plot_survival']

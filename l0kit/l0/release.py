@@ -8,7 +8,7 @@ import dataclasses, io, json, pickle, re
 from pathlib import Path
 import l0kit
 from .tracer import trace_program, TraceError, normalize_program
-from .dataset import save_dataset, step_stats, DatasetError
+from .dataset import step_stats, DatasetError
 from .generator import GenConfig
 from .check import check_items, release_config
 
@@ -88,7 +88,7 @@ def import_release(release_dir,                 # folder holding data.jsonl, few
             program = normalize_program(r['program'])
             ours = _check(program, r['inputs'][0], r['traces'][0], max_steps, f"{split}/{pid}/test", problems)
             if ours is None: continue
-            demos, demo_traces = [], []
+            demos = []
             if pid in shots:
                 for j, (inp, tr) in enumerate(zip(shots[pid]['inputs'], shots[pid]['traces'])):
                     if _check(program, inp, tr, max_steps, f"{split}/{pid}/demo{j}", problems) is not None: demos.append(inp)
