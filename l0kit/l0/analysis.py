@@ -16,7 +16,7 @@ from ..harness.runs import read_run
 from ..harness.report import RESPONSE_COLUMNS
 
 # %% auto #0
-__all__ = ['SINGLE', 'RunDirectoryError', 'load_run', 'UnknownItems', 'score_responses', 'majority_votes',
+__all__ = ['SINGLE', 'RunDirectoryError', 'load_run', 'UnknownItems', 'items_by_id', 'score_responses', 'majority_votes',
            'pass_at_k_per_program', 'split_order', 'summarize_l0', 'summary_intervals', 'pass_maj_table',
            'MissingDataSet', 'load_run_items', 'score_run', 'score_runs', 'complete_programs', 'report',
            'survival_curve', 'per_step_error_rate']
@@ -44,7 +44,8 @@ def load_run(run_dir: str | Path,  # a directory written by the runner
 class UnknownItems(ValueError):
     "Responses whose program ids are not in the data items given."
 
-def _items_by_id(items) -> dict:
+def items_by_id(items) -> dict:
+    "The data items by id (from a list of items, or a dict by id)."
     if isinstance(items, dict) and all(isinstance(v, dict) for v in items.values()): return {str(k): v for k, v in items.items()}
     return {str(it["id"]): it for it in items}
 
@@ -53,7 +54,7 @@ def score_responses(responses: pd.DataFrame,  # one row per (id, voter), as from
                     strict: bool = False,  # strict scoring (see `score_trace`)
                    ) -> pd.DataFrame:
     "Score every response against its item's target trace."
-    by_id = _items_by_id(items)
+    by_id = items_by_id(items)
     missing = sorted(set(responses["id"].astype(str)) - set(by_id))
     if missing:
         raise UnknownItems(f"{len(missing)} response id(s) are not in the data items, e.g. {missing[:3]}: "

@@ -12,8 +12,8 @@ from operator import itemgetter
 import numpy as np
 
 # %% auto #0
-__all__ = ['THINK_END', 'TRACE_START', 'CONTEXT_STEPS', 'clean_response', 'InvalidTarget', 'prepare_target', 'TraceScore',
-           'score_trace', 'majority_vote', 'majvote_at_k', 'vote_key']
+__all__ = ['THINK_END', 'TRACE_START', 'CONTEXT_STEPS', 'clean_response', 'InvalidTarget', 'prepare_target', 'response_lines',
+           'TraceScore', 'score_trace', 'majority_vote', 'majvote_at_k', 'vote_key']
 
 # %% ../../nbs/15_l0_metrics.ipynb #5bd339cb
 THINK_END = "</think>"  # rule 1: the end of a reasoning model's thinking
@@ -75,7 +75,7 @@ def _split_lines(text: str, m: int, pos: int = 0) -> tuple[list[str], int]:
         pos = min(nl + 1, len(text))
     return out, pos
 
-def _response_lines(trace: str, need: int | None) -> list[str]:
+def response_lines(trace: str, need: int | None) -> list[str]:
     "The first `need` (all if None) stripped, non-empty, space-free lines of an aligned trace."
     text = trace.replace(" ", "")
     if need is None: return list(filter(None, map(str.strip, text.split("\n"))))
@@ -118,7 +118,7 @@ _TRACE_LINE = re.compile(r"L\d+,")
 
 def _has_extra_steps(trace: str, n: int) -> bool:
     "Whether the aligned trace has a trace-shaped line after its first `n` lines."
-    rest = _response_lines(trace, None)[n:]
+    rest = response_lines(trace, None)[n:]
     return any(_TRACE_LINE.match(s) for s in rest)
 
 # %% ../../nbs/15_l0_metrics.ipynb #04ab0f02

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from .tracer import normalize_program, trace_program, TraceError
-from .metrics import score_trace, clean_response, prepare_target, _response_lines, TraceScore
-from .analysis import _items_by_id
+from .metrics import score_trace, clean_response, prepare_target, response_lines, TraceScore
+from .analysis import items_by_id
 
 # %% auto #0
 __all__ = ['ERROR_TYPES', 'VALIDATION_PROGRAMS', 'SIMULATED_KINDS', 'program_blocks', 'FirstError', 'classify_first_error',
@@ -123,7 +123,7 @@ def classify_first_error(response: str | bytes | None,  # the model's raw output
     if s.failure == "no_trace": return _fe("format", "no_trace")
     if s.failure == "extra_steps": return _fe("other_control_flow", "continued_after_return")
     target, e = prepare_target(target_lines), s.steps_to_error
-    resp = _response_lines(clean_response(response), e + 50)
+    resp = response_lines(clean_response(response), e + 50)
     if e >= len(resp): return _fe("truncated", "ended")
     r = resp[e]
     r_no = _line_no(r)
@@ -308,7 +308,7 @@ def classify_errors(scores: pd.DataFrame,  # scored responses (`l0kit.l0.analysi
                     items,  # the data items (list or dict by id), for targets and programs
                    ) -> pd.DataFrame:
     "Scores with each incorrect response's `error_type`, `error_category` and `error_detail`."
-    by_id, rows = _items_by_id(items), []
+    by_id, rows = items_by_id(items), []
     for pid, resp, ok, steps, failure in zip(scores["id"].astype(str), scores["response"], scores["correct"],
                                              scores["steps_to_error"], scores["failure"]):
         if ok: rows.append((None, None, None)); continue
@@ -326,7 +326,7 @@ def write_errors_jsonl(scores: pd.DataFrame,  # scored (and optionally classifie
                        out_dir: str | Path,  # where the voter_<v>/errors.jsonl files go
                       ) -> list[Path]:
     "Write the first-error records, one `voter_<v>/errors.jsonl` per voter, in the authors' shape."
-    by_id, paths = _items_by_id(items), []
+    by_id, paths = items_by_id(items), []
     for voter, s in scores.sort_values(["voter", "id"]).groupby("voter"):
         p = Path(out_dir) / f"voter_{voter}" / "errors.jsonl"
         p.parent.mkdir(parents=True, exist_ok=True)
