@@ -796,6 +796,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                   'l0kit/l0/dataset.py'),
                                   'l0kit.l0.dataset.DatasetError': ('l0_dataset.html#dataseterror', 'l0kit/l0/dataset.py'),
                                   'l0kit.l0.dataset.SplitSpec': ('l0_dataset.html#splitspec', 'l0kit/l0/dataset.py'),
+                                  'l0kit.l0.dataset.SplitSpec.__post_init__': ( 'l0_dataset.html#splitspec.__post_init__',
+                                                                                'l0kit/l0/dataset.py'),
                                   'l0kit.l0.dataset._assigned': ('l0_dataset.html#_assigned', 'l0kit/l0/dataset.py'),
                                   'l0kit.l0.dataset._key': ('l0_dataset.html#_key', 'l0kit/l0/dataset.py'),
                                   'l0kit.l0.dataset._loop_iterations': ('l0_dataset.html#_loop_iterations', 'l0kit/l0/dataset.py'),

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable
 import l0kit
 from .generator import GenConfig, ProgramGenerator, sample_inputs, GenerationError
-from ..harness.config import ConfigError, YamlConfig
+from ..harness.config import ConfigError, YamlConfig, check_value, safe_name, check_fields
 from .tracer import trace_program, TraceError
 from .check import check_program, check_items, ProgramRejected, RELEASE_GRAMMAR
 
@@ -28,6 +28,10 @@ class SplitSpec:
     max_steps: int
     count: int
 
+    def __post_init__(self):
+        safe_name(self.name, 'split name')  # it becomes a file name under the output folder
+        for n in ('min_steps', 'max_steps', 'count'): check_value('SplitSpec', n, getattr(self, n), int, minimum=0)
+
 @dataclass
 class DatasetConfig(YamlConfig):
     "Everything a data set is a function of (with the kit version)."
@@ -39,6 +43,13 @@ class DatasetConfig(YamlConfig):
 
     def __post_init__(self):
         if isinstance(self.gen, dict): self.gen = GenConfig.from_dict(self.gen)
+        if not isinstance(self.gen, GenConfig): raise ConfigError(f"DatasetConfig.gen must be a mapping of GenConfig fields, got {self.gen!r}")
+        check_value('DatasetConfig', 'splits', self.splits, list)
+        check_value('DatasetConfig', 'name', self.name, str)
+        for n in ('input_tries', 'demo_tries_per_demo'): check_value('DatasetConfig', n, getattr(self, n), int, minimum=1)
+        for s in self.splits:
+            if not isinstance(s, (dict, SplitSpec)): raise ConfigError(f"DatasetConfig.splits holds mappings (name, min_steps, max_steps, count), got {s!r}")
+            if isinstance(s, dict): check_fields(SplitSpec, s, 'split')
         self.splits = [SplitSpec(**s) if isinstance(s, dict) else s for s in self.splits]
         if not self.splits: raise ConfigError("a data set needs at least one split")
         names = [s.name for s in self.splits]

@@ -11,6 +11,7 @@ from .tracer import trace_program, TraceError, normalize_program
 from .dataset import step_stats, DatasetError
 from .generator import GenConfig
 from .check import check_items, release_config
+from ..harness.config import safe_name
 
 # %% auto #0
 __all__ = ['ReleaseFormatError', 'load_id_list', 'import_release', 'write_release_format']
@@ -80,7 +81,7 @@ def import_release(release_dir,                 # folder holding data.jsonl, few
     items, problems = {}, []
     for b in bins:
         k = int(re.sub(r'\D', '', b.stem))
-        split = (split_names or {}).get(k, f"bin{k}")
+        split = safe_name((split_names or {}).get(k, f"bin{k}"), 'split name')  # a file name under --out
         recs = []
         for pid in load_id_list(b):
             if pid not in data: problems.append(dict(where=f"{split}/{pid}", kind='missing_program', detail='id not in data.jsonl', release_steps=0)); continue
