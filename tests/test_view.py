@@ -142,6 +142,13 @@ def test_page_every_item_and_first_error(browser, l0_run):
     browser.screenshot(SHOTS / 'run_page_all.png')
 
 
+def wait_for(browser, expression, timeout=15):
+    "Poll a JS expression until it is truthy (items are drawn lazily, after the page's observers fire): its last value."
+    deadline = time.time() + timeout
+    while not (v := browser.js(expression)) and time.time() < deadline: time.sleep(0.1)
+    return v
+
+
 def test_page_filters_change_what_is_shown(browser, l0_run):
     "The outcome, type and id filters (through the controls, as a user changes them) show the items they should."
     path, views = l0_run
@@ -159,6 +166,7 @@ def test_page_filters_change_what_is_shown(browser, l0_run):
     choose('#f-outcome', 'all')
     etype = next(a.error_type for v in views for a in v.answers if a.error_type)
     assert choose('#f-type', etype) == [v.id for v in views if any(a.error_type == etype for a in v.answers)]
+    wait_for(browser, "[...document.querySelectorAll('article.item')].every(a => a.dataset.drawn !== undefined)")
     shown = browser.js("[...document.querySelectorAll('article.item')].map(a => a.querySelector('tr.err .etype')?.textContent)")
     assert set(shown) == {etype}, 'with a type chosen, each item shows an answer of that type'
     choose('#f-type', '')
@@ -192,7 +200,7 @@ def test_page_lazy_on_a_large_run(browser, tmp_path):
                                 'settings': {}, 'notes': [], 'tables': [], 'figures': [], 'items': items}]))
     browser.open(page.as_uri(), 'document.body.dataset.ready')
     assert browser.js("document.querySelectorAll('article.item').length") == 25
-    drawn = browser.js("document.querySelectorAll('article.item[data-drawn]').length")
+    drawn = wait_for(browser, "document.querySelectorAll('article.item[data-drawn]').length")
     assert 0 < drawn < 25
     browser.js("document.querySelector('#next').click()")
     assert browser.js(ITEMS_JS)[0] == 'short-0025' and 'page=1' in browser.js('location.hash')
