@@ -1,6 +1,7 @@
 """The bridges to other tools: lm-evaluation-harness on a real local model agrees with `l0kit report`, Inspect tasks on
 the mock model, RL rewards exact on every benchmark, a training stream independent of sharding, GRPO plumbing, and
 Hugging Face datasets that load offline."""
+import zlib
 import json, os, subprocess, sys
 from pathlib import Path
 import pandas as pd
@@ -97,9 +98,9 @@ def test_lm_eval_votes_and_tables_equal_the_report(tmp_path, data, bench_name):
     from l0kit.bridges.lmeval import export_lmeval
     split, voters = SPLITS[bench_name], 3 if bench_name == 'l0' else 1
     y = export_lmeval(data / bench_name, split, tmp_path / 'tasks', bench_name, RunConfig(voters=voters))
-    def answer(doc):  # every third document slips
+    def answer(doc):  # about every third document slips (a hash that does not change with PYTHONHASHSEED)
         ref = doc['reference']
-        return ref if (hash((doc['id'], doc['voter'])) % 3) else ref.replace(':', ':9', 1).replace('== ', '== -1 + ', 1).replace('Answer: ', 'Answer: x', 1)
+        return ref if zlib.crc32(f"{doc['id']}/{doc['voter']}".encode()) % 3 else ref.replace(':', ':9', 1).replace('== ', '== -1 + ', 1).replace('Answer: ', 'Answer: x', 1)
     class Answers(LM):
         def generate_until(self, requests): return [answer(r.doc) for r in requests]
         def loglikelihood(self, requests): raise NotImplementedError

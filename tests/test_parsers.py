@@ -113,7 +113,7 @@ def stop_after(seconds: float):
 
 def cpu_seconds(parse, text: str) -> float:
     "CPU time of one call (fails the test if the call raises or runs past STOP_S)."
-    gc.collect(); gc.disable()  # the parser's own work, not a collection of the whole test session's heap
+    gc.disable()  # the parser's own work, not a collection of the whole test session's heap
     t = time.process_time()
     try:
         with stop_after(STOP_S): parse(text)
