@@ -4,17 +4,18 @@
 
 # %% ../../nbs/44_core_benchmark.ipynb #08baf47e
 from __future__ import annotations
-import hashlib, random
-from dataclasses import dataclass, field
+import dataclasses, hashlib, json, random
+from dataclasses import dataclass
 from pathlib import Path
 import pandas as pd
 from .data import (CoreConfig, CoreDataError, build_core_set, write_core_set, read_core_items, load_problem_set,
                             load_core_io, load_core_qa, PROBLEM_SET)
-from .prompts import output_prompt, probe_prompt, output_correct, probe_correct, parse_assertion, ResponseParseError
+from .prompts import output_prompt, probe_prompt, output_correct, probe_correct, parse_assertion, parse_probe_answer, ResponseParseError
 from .probes import DIMENSIONS
 from .pytrace import literal_value
 from fastcore.basics import patch
-from ..harness.benchmark import Benchmark
+from ..harness.benchmark import Benchmark, FirstError, ItemLayout, Reading, stream_seed
+from ..harness.models import SimulatedModel
 from ..harness.config import YamlConfig, check_value
 from ..harness.prompt import Prompt
 from .data import METHODS
@@ -23,7 +24,7 @@ from .data import METHODS
 __all__ = ['TABLE1_COLUMNS', 'PAPER_FIGURE5', 'FAMILIES', 'score_response', 'problem_metrics', 'summarize', 'dimension_table',
            'family_table', 'family_heatmap', 'paper_family_heatmap', 'model_family', 'items_from_published',
            'CoreEvalConfig', 'CoreBenchmark', 'published_table', 'published_statistics', 'wrong_value',
-           'simulate_core_response', 'CoreCompletion', 'CoreSimulatedModel', 'load_core_simulated']
+           'simulate_core_response', 'CoreSimulatedModel', 'load_core_simulated']
 
 # %% ../../nbs/44_core_benchmark.ipynb #5fe9a30e
 def score_response(item: dict, response: str) -> dict:
@@ -184,6 +185,11 @@ class CoreEvalConfig(YamlConfig):
 class CoreBenchmark(Benchmark):
     "CoRE: output prediction across implementations plus intermediate-state probes."
     name, paper, Config, default_voters = 'core', 'CoRE (2025)', CoreEvalConfig, 1
+    tool_name, DataConfig = 'corebench', CoreConfig
+    metrics = {'correct': 'correct'}
+    citation = ("@article{gao2025core,\n  title={CoRE: A Fine-Grained Code Reasoning Benchmark Beyond Output Prediction},\n  author={Gao, Jun "
+                "and Peng, Yun and Qiao, Qian and Zhou, Changhai and Zhou, Yuhua and Zhang, Shiyang and Weng, Shichao and Xing, Zhenchang "
+                "and Ren, Xiaoxue},\n  year={2025}\n}")
 
     def load(self, data_dir=None, split: str = 'test', limit: int | None = None) -> list[dict]:
         "Items of a built set, of the published files, or (no directory) of the kit's own set built now."
@@ -204,7 +210,29 @@ class CoreBenchmark(Benchmark):
                       {"kind": item['kind'], "method": m, "call": f"{item['func_name']}({item['input']})",
                        "expected": expected, "answer_type": item.get('answer_type'), "problem_id": item['problem_id']})
 
-    def score(self, item: dict, response: str) -> dict: return score_response(item, response)
+    def read(self, item: dict, response, **options) -> Reading:
+        "The reading of one response: the completed assertion's value (output items) or the `Answer:` line (probes)."
+        text = response if isinstance(response, str) else ''
+        io_ = item['kind'] == 'io'
+        try: got = repr(parse_assertion(text)) if io_ else parse_probe_answer(text)
+        except ResponseParseError: got = None
+        scores = score_response(item, text)
+        ok = bool(scores['correct'])
+        kind = None if ok else ('no completed assertion' if io_ else 'no answer') if got is None else ('wrong output' if io_ else 'wrong answer')
+        error = None if ok else FirstError(1, kind, None if io_ else '+'.join(item.get('dimensions', [])))
+        return Reading(got, '' if got is None else str(got), ok, scores, error, float(ok), [] if got is None else [got], self.reference(item))
+
+    def reference(self, item: dict) -> str:
+        "A perfect answer: the completed assertion (output items) or the `Answer:` line (probes)."
+        if item['kind'] == 'io': return f"# Answer:\n```python\nassert {item['func_name']}({item['input']}) == {item['output']}\n```"
+        return f"Answer: {item['ground_truth']}"
+
+    def layout(self, item: dict) -> ItemLayout:
+        "The implementation and the call above one row: the expected output, or the probe's ground truth."
+        io_, call = item['kind'] == 'io', f"{item['func_name']}({item['input']})"
+        sections = [] if io_ else [('question', f"{item['question']}\n(dimensions: {', '.join(item.get('dimensions', []))}; answer type {item.get('answer_type')})")]
+        return ItemLayout(f"{item['source_code'].rstrip()}\n\n{call}", [call if io_ else 'answer'], [str(item['output'] if io_ else item['ground_truth'])],
+                          {'kind': item['kind'], 'problem': item['problem_id'], 'family': item.get('family')}, sections)
 
     def response_problem(self, item: dict, response: str) -> str | None:
         "Why a response holds no answer at all (for the runner's run summary), or None."
@@ -213,9 +241,8 @@ class CoreBenchmark(Benchmark):
             except ResponseParseError: return 'no completed assertion'
         return None if 'answer' in response.lower() else 'no Answer: line'
 
-    def summarize(self, scores: pd.DataFrame) -> pd.DataFrame: return summarize(scores)
 
-    def tables(self, scores: pd.DataFrame) -> dict:
+    def tables(self, scores: pd.DataFrame, items: dict | None = None) -> dict:
         "Table 1 (I, I_s, W, W_s, RCS, Cons.), table 2 (W_s per dimension) and I_s per implementation family."
         return {'Table 1': summarize(scores, by=[]), 'Table 2: W_s per dimension (%)': dimension_table(scores, by=[]),
                 'I_s per implementation family (%)': family_table(scores, by=[])}
@@ -256,54 +283,21 @@ def simulate_core_response(meta: dict, correct: bool, rng: random.Random) -> str
     lead = '' if meta['method'] == 'io' else "Following the execution up to that point.\n"
     return f"{lead}Answer: {value!r}"
 
-@dataclass
-class CoreCompletion:
-    "One simulated completion (the fields of `l0kit.harness.models.Completion`)."
-    text: str
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    latency_s: float = 0.0
-    finish_reason: str | None = 'stop'
-    error: str | None = None
-    meta: dict = field(default_factory=dict)
-
-class CoreSimulatedModel:
+class CoreSimulatedModel(SimulatedModel):
     "Answers CoRE prompts right with given probabilities, in the prompting method's format (not a language model)."
-    kind, simulated, batch_size = 'chat', True, 64
+    label, defaults = 'core-simulated', {'output_accuracy': 0.9, 'probe_accuracy': 0.5, 'seed': 0}
 
-    def __init__(self, output_accuracy: float = 0.9, probe_accuracy: float = 0.5, seed: int = 0):
-        for n, v in (('output_accuracy', output_accuracy), ('probe_accuracy', probe_accuracy)):
-            if not 0 <= v <= 1: raise ValueError(f"{n} must be between 0 and 1, got {v}")
-        self.output_accuracy, self.probe_accuracy, self.seed = output_accuracy, probe_accuracy, seed
-        self.name = f"core_sim(output_accuracy={output_accuracy},probe_accuracy={probe_accuracy},seed={seed})"
-        self.spec = f"core_sim:output_accuracy={output_accuracy},probe_accuracy={probe_accuracy},seed={seed}"
+    def answer(self, prompt, rng) -> tuple[str, dict]:
+        "A right answer with the item kind's probability, else a plausible wrong value, in the method's format."
+        meta = prompt.meta
+        if 'expected' not in meta: raise KeyError('expected')
+        correct = rng.random() < (self.output_accuracy if meta['kind'] == 'io' else self.probe_accuracy)
+        return simulate_core_response(meta, correct, rng), {'correct': correct}
 
-    def _one(self, prompt) -> CoreCompletion:
-        meta = getattr(prompt, 'meta', None) if not isinstance(prompt, dict) else prompt.get('meta')
-        if not meta or 'expected' not in meta:
-            return CoreCompletion('', finish_reason='error', error="the CoRE simulated model needs the meta of CoreBenchmark.build_prompt")
-        key = repr((self.seed, meta.get('id'), meta.get('voter', 0))).encode()
-        rng = random.Random(int.from_bytes(hashlib.sha256(key).digest()[:8], 'big'))
-        p = self.output_accuracy if meta['kind'] == 'io' else self.probe_accuracy
-        correct = rng.random() < p
-        text = simulate_core_response(meta, correct, rng)
-        return CoreCompletion(text, None, len(text) // 2 + 1, 0.0, 'stop', None, {'simulated': True, 'correct': correct})
-
-    def generate(self, prompts: list, params=None, seeds=None) -> list[list[CoreCompletion]]:
-        "For each prompt, `params.n` (default 1) simulated completions."
-        n = getattr(params, 'n', 1) or 1
-        return [[self._one(p)] * n for p in prompts]
-
-    def count_tokens(self, text: str) -> int: return len(text) // 2 + 1
-    def info(self) -> dict: return {'spec': self.spec, 'name': self.name, 'kind': self.kind, 'simulated': True}
-    def close(self): pass
-    def __enter__(self): return self
-    def __exit__(self, *exc): self.close()
-
-def load_core_simulated(arg: str = '', *, output_accuracy: float = 0.9, probe_accuracy: float = 0.5, seed: int = 0) -> CoreSimulatedModel:
-    "The simulated CoRE model of a `core_sim:output_accuracy=...,probe_accuracy=...,seed=...` spec."
-    if arg: raise ValueError(f"core_sim takes only options, e.g. `core_sim:output_accuracy=0.9,probe_accuracy=0.3`; got {arg!r}")
-    return CoreSimulatedModel(float(output_accuracy), float(probe_accuracy), int(seed))
+def load_core_simulated(arg: str = '', **options) -> CoreSimulatedModel:
+    "The CoRE simulated model of `simulated:output_accuracy=0.9,probe_accuracy=0.5,seed=0` options."
+    if arg: raise ValueError(f"the CoRE simulated model takes only options, e.g. `simulated:output_accuracy=0.9,probe_accuracy=0.3`; got {arg!r}")
+    return CoreSimulatedModel.from_options(options)
 
 # %% ../../nbs/44_core_benchmark.ipynb #e61e3f22
 @patch
@@ -325,4 +319,24 @@ def generate(self: CoreBenchmark, out, config=None, limit=None, seed=None, worke
             f"{s['tests_per_problem_after']:.1f}; mean CC {s['mean_cc']:.2f}, mean J {s['mean_jaccard']:.2f}, "
             f"{s['dimensions_per_probe']:.2f} dimensions per probe")
 
-CoreBenchmark.simulated_loader = staticmethod(load_core_simulated)  # `simulated:output_accuracy=0.9,probe_accuracy=0.5,seed=0`
+CoreBenchmark.Simulated = CoreSimulatedModel  # `simulated:output_accuracy=0.9,probe_accuracy=0.5,seed=0`
+
+@patch
+def corruptions(self: CoreBenchmark, item: dict) -> list:
+    "The reference with its value replaced by a plausible wrong one."
+    key = 'output' if item['kind'] == 'io' else 'ground_truth'
+    try: wrong = repr(wrong_value(literal_value(item[key]), random.Random(0)))
+    except (ValueError, SyntaxError): wrong = item[key] + 'z'
+    return [self.reference({**item, key: wrong})]
+
+@patch
+def stream_item(self: CoreBenchmark, index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
+    "Item `index` of an endless stream: the built set's items, reshuffled every pass."
+    key = json.dumps(dataclasses.asdict(config) if isinstance(config, CoreConfig) else config or {}, sort_keys=True, default=str)
+    cache = self.__dict__.setdefault('_stream_pool', {})
+    if key not in cache: cache[key] = build_core_set(config if isinstance(config, CoreConfig) else CoreConfig.from_dict(config or {})).items
+    pool = cache[key]
+    order = list(range(len(pool)))
+    random.Random(stream_seed(seed, index // len(pool))).shuffle(order)
+    src_item = pool[order[index % len(pool)]]
+    return src_item | {'id': f"stream-{index:08d}", 'source_id': src_item['id']}

@@ -12,7 +12,7 @@ import l0kit
 from .pytrace import trace_in_process
 from .diversity import filter_implementations, reduce_tests, jaccard_similarity
 from .probes import candidate_probes, select_probes, normalize_answer_type, DIMENSIONS
-from ..harness.config import ConfigError, YamlConfig, check_value
+from ..harness.config import ConfigError, DataError, YamlConfig, check_value
 
 
 # %% auto #0
@@ -43,7 +43,7 @@ class CoreConfig(YamlConfig):
     def to_dict(self) -> dict: return asdict(self)
 
 # %% ../../nbs/42_core_data.ipynb #1425a9c2
-class CoreDataError(ValueError):
+class CoreDataError(DataError):
     "CoRE data that cannot be read as given."
 
 def _read_records(path) -> list:

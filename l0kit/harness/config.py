@@ -9,7 +9,8 @@ from pathlib import Path
 import yaml
 
 # %% auto #0
-__all__ = ['ConfigError', 'read_yaml_mapping', 'check_fields', 'YamlConfig', 'check_value', 'safe_name']
+__all__ = ['ConfigError', 'read_yaml_mapping', 'check_fields', 'YamlConfig', 'DataError', 'GenerationError', 'check_value',
+           'safe_name']
 
 # %% ../../nbs/00_config.ipynb #b672eb2d
 class ConfigError(ValueError):
@@ -43,6 +44,13 @@ class YamlConfig:
     def from_yaml(cls, path):
         "An instance from a YAML file of field: value pairs (through `from_dict`, so checks and conversions apply)."
         return cls.from_dict(read_yaml_mapping(path))
+
+# %% ../../nbs/00_config.ipynb #3f75c2e3
+class DataError(ValueError):
+    "A data set, split, item or run folder that is missing, malformed or does not match; the message says what to do."
+
+class GenerationError(ConfigError):
+    "A data configuration that asks for what cannot be generated (no program fits its bounds); the message says what to widen."
 
 # %% ../../nbs/00_config.ipynb #60727a0a
 _KINDS = {int: 'an integer', float: 'a number', str: 'a string', bool: 'true or false', list: 'a list', dict: 'a mapping'}

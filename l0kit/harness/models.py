@@ -4,20 +4,21 @@
 
 # %% ../../nbs/02_models.ipynb #1951f98a
 from __future__ import annotations
-import importlib, inspect, re
+import hashlib, importlib, inspect, random, re
 from dataclasses import dataclass, field, asdict
-from .prompt import Prompt
+from .prompt import Prompt, render_raw
+from .config import ConfigError
 
 # %% auto #0
 __all__ = ['MODEL_KINDS', 'ModelError', 'ModelSpecError', 'ModelUnavailable', 'GenerationParams', 'Completion',
-           'truncate_at_stop', 'estimate_tokens', 'Model', 'prepare', 'budget', 'fit_context', 'ModelSpec',
-           'parse_model_spec', 'register_model_kind', 'load_model']
+           'truncate_at_stop', 'estimate_tokens', 'Model', 'prepare', 'budget', 'fit_context', 'voter_seed',
+           'SimulatedModel', 'ModelSpec', 'parse_model_spec', 'register_model_kind', 'load_model']
 
 # %% ../../nbs/02_models.ipynb #4a569eec
 class ModelError(Exception):
     "Base class of model errors."
 
-class ModelSpecError(ModelError, ValueError):
+class ModelSpecError(ModelError, ConfigError):
     "The model spec string is malformed, names an unknown backend or passes an option the backend does not take."
 
 class ModelUnavailable(ModelError):
@@ -112,6 +113,72 @@ def fit_context(n: int,  # tokens of the rendered prompt
     if n >= context: return 0, f"prompt of {n} tokens does not fit {name}'s context of {context} tokens; {hint}"
     return min(asked, context - n), None
 
+# %% ../../nbs/02_models.ipynb #e74835a7
+def voter_seed(seed: int, item_id: str, voter: int) -> int:
+    "A 63-bit seed for one (item, voter) pair."
+    h = hashlib.sha256(f"{seed}\x00{item_id}\x00{voter}".encode()).digest()
+    return int.from_bytes(h[:8], 'big') >> 1
+
+# %% ../../nbs/02_models.ipynb #07c1b9ea
+class SimulatedModel(Model):
+    "Base of the benchmarks' simulated models: `answer(prompt, rng)` with one seeded draw per (item, voter)."
+    kind, simulated, batch_size = 'chat', True, 64
+    label: str = 'simulated'  # the model's name before its options
+    defaults: dict = {'seed': 0}  # the options it takes, with their defaults (their types are the defaults')
+
+    def __init__(self, **options):
+        for k, v in {**self.defaults, **options}.items(): setattr(self, k, v)
+        self.options = {k: getattr(self, k) for k in self.defaults}
+        self.name = f"{self.label}({','.join(f'{k}={v}' for k, v in self.options.items())})"
+        self.spec = self.spec or 'simulated'
+
+    @classmethod
+    def from_options(cls, options: dict, owner: str = ''):
+        "An instance from spec options, each checked against `defaults` and converted to its default's type."
+        if unknown := sorted(set(options) - set(cls.defaults)):
+            raise ModelSpecError(f"{cls.label} takes no option {', '.join(unknown)}; it takes: {', '.join(cls.defaults)}")
+        out = {}
+        for k, v in options.items():
+            d = cls.defaults[k]
+            try: out[k] = type(d)(v) if not isinstance(d, (bool, tuple)) else v
+            except (TypeError, ValueError): raise ModelSpecError(f"{cls.label} option {k} must be {type(d).__name__}, got {v!r}") from None
+            if isinstance(out[k], float) and not (out[k] == out[k] and abs(out[k]) != float('inf')):
+                raise ModelSpecError(f"{cls.label} option {k} must be a finite number, got {v!r}")
+        model = cls(**out)
+        model.check()
+        return model
+
+    def check(self):
+        "Raise `ModelSpecError` for option values that cannot work (default: rates and accuracies outside [0, 1])."
+        for k, v in self.options.items():
+            if any(w in k for w in ('rate', 'accuracy', 'slip')) and not 0 <= v <= 1:
+                raise ModelSpecError(f"{self.label} option {k} must be between 0 and 1, got {v}")
+
+    def answer(self, prompt: Prompt, rng: random.Random) -> tuple[str, dict]:
+        "The simulated answer to `prompt` and what it injected (kept in the record's meta)."
+        raise NotImplementedError
+
+    def rng(self, prompt: Prompt, i: int = 0) -> random.Random:
+        "The draw of the prompt's (item, voter), the `i`-th of its completions."
+        m = prompt.meta
+        return random.Random(voter_seed(self.seed, str(m.get('id', m.get('item_id', ''))), int(m.get('voter', 0))) + i)
+
+    def generate(self, prompts, params=None, seeds=None):
+        "For each prompt, `params.n` simulated answers."
+        prompts, params = prepare(prompts, params)
+        return [[self._complete(p, params, i) for i in range(params.n)] for p in prompts]
+
+    def _complete(self, p: Prompt, params: GenerationParams, i: int) -> Completion:
+        try: text, meta = self.answer(p, self.rng(p, i))
+        except KeyError as e:
+            return Completion('', finish_reason='error', meta={'simulated': True}, error=f"{self.label} cannot answer this prompt "
+                              f"(its meta lacks {e}): a simulated model answers only its own benchmark's prompts")
+        limit, finish = budget(p, params), 'stop'
+        if estimate_tokens(text) > limit: text, finish = text[:2 * limit], 'length'
+        return Completion(text, estimate_tokens(render_raw(p)), estimate_tokens(text), 0.0, finish, None, {'simulated': True, **meta})
+
+    def info(self) -> dict: return {**super().info(), **self.options}
+
 # %% ../../nbs/02_models.ipynb #e403bf15
 @dataclass
 class ModelSpec:
@@ -149,9 +216,6 @@ MODEL_KINDS = {
     'openai': ('l0kit.harness.openai_http:load_openai', 'OpenAI-compatible servers: `openai:URL#MODEL[,endpoint=completions,concurrency=8]`, '
                'several: `openai:URL1|URL2#MODEL` (concurrency per server)'),
     'replay': ('l0kit.harness.replay:load_replay', 'recorded responses: `replay:RUN_DIR_OR_FILE`'),
-    'simulated': ('l0kit.l0.simulated:load_simulated', 'the tracer with controlled errors: `simulated:rate=0.02,kinds=list_copy+value,seed=0`'),
-    'procbench_sim': ('l0kit.procbench.benchmark:load_procbench_simulated', 'ProcBench answers from the kit solver with state errors at a rate (not a language model): `procbench_sim:error_rate=0.1`'),
-    'core_sim': ('l0kit.core.benchmark:load_core_simulated', 'CoRE answers right with given probabilities (not a language model): `core_sim:output_accuracy=0.9,probe_accuracy=0.5`'),
 }
 
 def register_model_kind(kind: str,  # the spec prefix
@@ -162,6 +226,7 @@ def register_model_kind(kind: str,  # the spec prefix
     MODEL_KINDS[kind] = (loader, help)
 
 def _loader(kind: str):
+    if kind == 'simulated': raise ModelSpecError("a simulated model belongs to a benchmark: name the benchmark (`l0kit eval --benchmark NAME --model simulated`, `model_for(spec, bench)`)")
     if kind not in MODEL_KINDS:
         raise ModelSpecError(f"unknown model kind {kind!r}; known kinds: {', '.join(MODEL_KINDS)} (see `l0kit models`)")
     mod, _, fn = MODEL_KINDS[kind][0].partition(':')

@@ -6,12 +6,13 @@
 from __future__ import annotations
 import hashlib, json
 from dataclasses import dataclass, field, asdict
+from .config import ConfigError
 
 # %% auto #0
 __all__ = ['PromptError', 'Prompt', 'prompt_hash', 'render_raw', 'render_chat']
 
 # %% ../../nbs/01_prompt.ipynb #ce906ad7
-class PromptError(ValueError):
+class PromptError(ConfigError):
     "A prompt cannot be built from the given program, input or demonstrations."
 
 # %% ../../nbs/01_prompt.ipynb #85d5afaf

@@ -4,13 +4,12 @@
 
 # %% ../../nbs/07a_report.ipynb #8a918bb2
 from __future__ import annotations
-import inspect, json, math
+import json, math
 from dataclasses import dataclass, field, asdict, fields
 from pathlib import Path
 import pandas as pd
 import l0kit
-from .benchmark import get_benchmark
-from .config import ConfigError
+from .benchmark import get_benchmark, check_options, read_options
 from .runs import Record, RunError, read_run
 
 # %% auto #0
@@ -100,7 +99,7 @@ def check_items(responses: pd.DataFrame, items: dict, bench):
             raise RunError(f"item {i!r} of the data set differs from the one the responses answer (regenerated or edited since "
                            "the run); pass the data set the run was made from (--data)")
 
-# %% ../../nbs/07a_report.ipynb #8e1774f2
+# %% ../../nbs/07a_report.ipynb #42859f7f
 @dataclass
 class Report:
     "The tables of one run (one group of folders)."
@@ -113,31 +112,27 @@ class Report:
     notes: list = field(default_factory=list)
     scores: pd.DataFrame | None = None  # one row per scored response
     items: dict | None = None  # the data items by id (for views of the responses)
-
-def _split_options(bench, options: dict) -> tuple[dict, dict]:
-    takes = lambda f: set(list(inspect.signature(f).parameters)[2:]) if f.__name__ == 'score_frame' else set(list(inspect.signature(f).parameters)[1:])
-    s_opts, t_opts = takes(bench.score_frame) - {'items'}, takes(bench.tables) - {'items'}
-    given = {k: v for k, v in options.items() if v is not None and v is not False}
-    if unknown := sorted(set(given) - s_opts - t_opts):
-        raise ConfigError(f"the {bench.name} report does not take {', '.join(unknown)}; it takes: {', '.join(sorted(s_opts | t_opts)) or 'no options'}")
-    return {k: v for k, v in given.items() if k in s_opts}, {k: v for k, v in given.items() if k in t_opts}
+    options: dict = field(default_factory=dict)  # the report options, checked against the benchmark's declared ones
 
 # %% ../../nbs/07a_report.ipynb #d624ed86
 def report_group(group: RunGroup, data=None, **options) -> Report:
     "Score one group of run folders and make its benchmark's tables."
     m = group.meta
     bench = get_benchmark(m['benchmark'], m['benchmark_config'])
-    s_opts, t_opts = _split_options(bench, options)
+    opts = check_options(bench.options, options, f"the {bench.name} report")
+    s_opts = read_options(bench, opts)
+    t_opts = {k: v for k, v in opts.items() if k not in s_opts}
     responses, notes = group_responses(group)
     if responses.empty: raise RunError(f"{', '.join(str(r.path) for r in group.runs)} hold no scored response yet")
     items = group_items(group, bench, data)
     check_items(responses, items, bench)
     notes += [f"shard {s} is missing: the tables cover part of the run" for s in missing_shards(group)]
+    if unanswered := len(set(items) - set(responses['id'])):
+        notes.append(f"{unanswered} of {len(items)} items have no scored response yet: the tables cover the other {len(items) - unanswered}")
     scores = bench.score_frame(responses, items, **s_opts)
-    if 'items' in inspect.signature(bench.tables).parameters: t_opts['items'] = items
     return Report(m['benchmark'], m['model_identity'], bool(m.get('simulated')),
                   {'benchmark': m['benchmark_config'], 'run': {k: v for k, v in m['run_config'].items()}},
-                  len(scores), bench.tables(scores, **t_opts), notes, scores, items)
+                  len(scores), bench.tables(scores, items=items, **t_opts), notes, scores, items, opts)
 
 def report(run_dirs: list, data=None, **options) -> list[Report]:
     "One `Report` per run among the folders (shards and splits merged)."

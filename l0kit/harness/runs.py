@@ -8,7 +8,7 @@ import datetime, fcntl, hashlib, json, os
 from dataclasses import dataclass, field, asdict, fields
 from pathlib import Path
 import l0kit
-from .config import ConfigError
+from .config import ConfigError, DataError
 from .models import parse_model_spec
 
 # %% auto #0
@@ -17,7 +17,7 @@ __all__ = ['RUN_FILE', 'RESPONSES_FILE', 'LOCK_FILE', 'RUN_FORMAT', 'OPERATIONAL
            'model_identity', 'new_run_meta', 'same_run', 'upgrade_meta', 'Run', 'read_meta', 'read_run', 'write_meta']
 
 # %% ../../nbs/05_runs.ipynb #e3d76853
-class RunError(Exception):
+class RunError(DataError):
     "A run folder that cannot be used as asked; the message says what to do."
 
 RUN_FILE, RESPONSES_FILE, LOCK_FILE = 'run.json', 'responses.jsonl', '.lock'
@@ -53,7 +53,7 @@ class Record:
         return json.dumps(d, ensure_ascii=False)
 
 # %% ../../nbs/05_runs.ipynb #769be32b
-class RecordError(ValueError):
+class RecordError(DataError):
     "A line of responses.jsonl that does not fit the record format."
 
 _TYPES = {'response': str, 'split': str, 'prompt_hash': str, 'item_hash': str, 'prompt_tokens': int,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast, ctypes, functools, json, os, platform, select, shutil, signal, stat, subprocess, sys, tempfile, time
 from dataclasses import dataclass, asdict
 from fastcore.basics import patch
+from .config import ConfigError
 
 # %% auto #0
 __all__ = ['HOW_TO_CONFINE', 'SandboxResult', 'SandboxUsageError', 'SandboxUnavailable', 'bubblewrap', 'landlock_abi',
@@ -27,7 +28,7 @@ class SandboxResult:
 
     def to_dict(self) -> dict: return asdict(self)
 
-class SandboxUsageError(ValueError):
+class SandboxUsageError(ConfigError):
     "A sandbox call that cannot be made as asked (bad arguments, bad limits)."
 
 class SandboxUnavailable(RuntimeError):

@@ -10,15 +10,16 @@ from pathlib import Path
 import pandas as pd
 import l0kit
 from fastcore.basics import patch
-from .benchmark import get_benchmark
+from .benchmark import get_benchmark, read_options
+from .scoring import majority_index
 from .config import ConfigError
 
 # %% auto #0
-__all__ = ['STYLE', 'RAW_LIMIT', 'ITEM_VIEWS', 'PAGE_STYLE', 'PAGE_SCRIPT_DATA', 'PAGE_SCRIPT_FILTERS', 'PAGE_SCRIPT_DRAW',
-           'PAGE_SCRIPT_MAIN', 'CONTROLS', 'Answer', 'ItemView', 'diff_html', 'distinct_responses', 'raw_if_more',
-           'trace_rows', 'view_l0', 'view_procbench', 'view_sx', 'view_core', 'view_generic', 'register_item_view',
-           'item_view', 'align', 'RunView', 'run_views', 'encode_rows', 'voter_ranges', 'page_item', 'figure_uris',
-           'run_data', 'page_html', 'write_page', 'telling_item', 'after_run', 'cmd_view', 'register_cli']
+__all__ = ['STYLE', 'RAW_LIMIT', 'PAGE_STYLE', 'PAGE_SCRIPT_DATA', 'PAGE_SCRIPT_FILTERS', 'PAGE_SCRIPT_DRAW', 'PAGE_SCRIPT_MAIN',
+           'CONTROLS', 'Answer', 'ItemView', 'diff_html', 'distinct_responses', 'raw_if_more',
+           'item_view_from_readings', 'item_view', 'align', 'RunView', 'run_views', 'encode_rows', 'voter_ranges',
+           'page_item', 'figure_uris', 'run_data', 'page_html', 'write_page', 'telling_item', 'after_run', 'cmd_view',
+           'register_cli']
 
 # %% ../../nbs/08a_viewer.ipynb #40dd9732
 @dataclass
@@ -67,12 +68,9 @@ class ItemView:
     def majority(self) -> int | None:
         "Index of the majority answer (largest group of equal keys, ties to the earliest voter)."
         if not self.answers: return None
-        groups = {}
-        for i, a in enumerate(self.answers):
-            g = groups.setdefault(a.key or f'#{i}', [0, min(a.voters), i])
-            g[0] += len(a.voters)
-            if min(a.voters) < g[1]: g[1:] = [min(a.voters), i]
-        return min(groups.values(), key=lambda g: (-g[0], g[1]))[2]
+        by_voter = sorted((v, a.key or f'#{i}', i) for i, a in enumerate(self.answers) for v in a.voters)
+        won = by_voter[majority_index([k for _, k, _ in by_voter])]  # the harness's one majority vote
+        return min((i for _, k, i in by_voter if k == won[1]), key=lambda i: min(self.answers[i].voters))
 
     def votes(self, i: int) -> int:
         "How many voters gave answer `i`'s vote."
@@ -237,125 +235,22 @@ def raw_if_more(raw: str, lines: list) -> str | None:
     if raw.strip() == '\n'.join(map(str, lines)).strip(): return None
     return raw if len(raw) <= RAW_LIMIT else raw[:RAW_LIMIT] + f"\n… ({len(raw) - RAW_LIMIT:,} more characters in responses.jsonl)"
 
-# %% ../../nbs/08a_viewer.ipynb #f1daac54
-def trace_rows(response: str, limit: int | None = None) -> list[str]:
-    "The trace lines an L0 response is scored on (cleaned, spaces removed, empty lines dropped)."
-    from l0kit.l0.metrics import clean_response
-    lines = [s for s in (x.strip() for x in clean_response(response).replace(' ', '').split('\n')) if s]
-    return lines if limit is None else lines[:limit]
+# %% ../../nbs/08a_viewer.ipynb #d478232d
+def item_view_from_readings(bench, item: dict, scores: pd.DataFrame, **options) -> ItemView:
+    "An item's view from the benchmark's `layout` and the reading of each distinct response (options: the report's)."
+    lay, ro, answers = bench.layout(item), read_options(bench, options), []
+    for voters, text, _ in distinct_responses(scores):
+        r = bench.read(item, text, **ro)
+        e, rows = r.error, ['' if x is None else str(x) for x in r.steps]
+        answers.append(Answer(voters, rows, bool(r.correct), e.step - 1 if e else None, e.type if e else None, e.detail if e else None,
+                              r.note, raw_if_more(text, rows), r.key))
+    return ItemView(bench.name, item['id'], item.get('split', ''), lay.input, list(lay.rows), [str(t) for t in lay.target], answers,
+                    dict(lay.facts), list(lay.sections))
 
-def view_l0(bench, item: dict, scores: pd.DataFrame) -> ItemView:
-    "The L0 view of an item: numbered program and call, target trace, each distinct trace with its first error typed."
-    from l0kit.l0.prompts import number_program, format_call
-    from l0kit.l0.metrics import TraceScore, vote_key
-    from l0kit.l0.taxonomy import classify_first_error
-    target, answers = list(item['target']), []
-    for voters, text, row in distinct_responses(scores):
-        lines, n, e = trace_rows(text, len(target) + 50), len(target), int(row['steps_to_error'])
-        ok, failure = bool(row['correct']), row.get('failure') if isinstance(row.get('failure'), str) else None
-        fe = None if ok else classify_first_error(text, target, item['program'], score=TraceScore(False, e, n, failure))
-        answers.append(Answer(voters, lines, ok, None if ok else e, fe and fe.error_type, fe and fe.detail,
-                              f"steps to error {e} of {n}", raw_if_more(text, lines), row.get('vote_key') or vote_key(text)))
-    inp = f"{number_program(item['program'])}\n\n{format_call(item['program'], item['test_input'])}"
-    return ItemView('l0', item['id'], item['split'], inp, list(range(1, len(target) + 1)), target, answers,
-                    {'target steps': len(target), 'program lines': item.get('num_lines', len(item['program'].splitlines()))})
-
-# %% ../../nbs/08a_viewer.ipynb #922520f5
-def _state(s) -> str:
-    "A ProcBench state as text (lists and the empty string as JSON)."
-    return '' if s is None else json.dumps(s) if isinstance(s, list) or s == '' else str(s)
-
-def view_procbench(bench, item: dict, scores: pd.DataFrame) -> ItemView:
-    "The ProcBench view of an item: its prompt, the label's states per step, each answer's parsed states."
-    from l0kit.procbench.parser import parse_answer
-    from l0kit.procbench.metrics import target_sequence, predicted_sequence
-    T, answers = target_sequence(item['label']), []
-    for voters, text, row in distinct_responses(scores):
-        pred = parse_answer(item['task'], text)
-        P = predicted_sequence(pred)
-        P = P[:-1] if P[-1] is None and len(P) > 1 else P
-        e, ok = int(row['pml']), bool(row['sm'])
-        kind = ('no answer parsed' if not row['parsed'] else 'too few states' if e >= len(P) else 'too many states' if e >= len(T)
-                else 'wrong final state' if e == len(T) - 1 else 'wrong state')
-        lines = [_state(s) for s in P] if row['parsed'] else []
-        answers.append(Answer(voters, lines, ok, None if ok else e, None if ok else kind, None,
-                              f"prefix match {e} of {len(T)} states", raw_if_more(text, lines), json.dumps(P, default=str)))
-    labels = [f"step {k}" for k in range(1, len(T))] + ['final']
-    return ItemView('procbench', item['id'], item['split'], item['prompt'], labels, [_state(s) for s in T], answers,
-                    {'task': item['task_name'], 'steps': item['n'], 'initial state': _state(item['label']['init'])})
-
-# %% ../../nbs/08a_viewer.ipynb #ba39daa7
-def _sx_error(task: str, want, got) -> tuple[str, str | None]:
-    if got is None: return 'no answer', None
-    if task == 'predict': return 'wrong judgement', f"said {'Yes' if got else 'No'}"
-    return ('overcount' if got > want else 'undercount'), f"off by {got - want:+d}"
-
-def view_sx(bench, item: dict, scores: pd.DataFrame) -> ItemView:
-    "The SX view of an item: the program, the expected step count (or judgement) per case, each answer's."
-    from l0kit.sx.benchmark import parse_judgements, parse_step_answers
-    pred, tests = item['task'] == 'predict', item['tests']
-    truth = [c['matches'] for c in tests] if pred else [c['steps'] for c in tests]
-    show = (lambda x: '' if x is None else 'Yes' if x else 'No') if pred else (lambda x: '' if x is None else str(x))
-    answers = []
-    for voters, text, row in distinct_responses(scores):
-        got = parse_judgements(text, len(tests)) if pred else parse_step_answers(text, len(tests))
-        e = next((k for k, (g, t) in enumerate(zip(got, truth)) if g is None or g != t), None)
-        kind, detail = _sx_error(item['task'], truth[e], got[e]) if e is not None else (None, None)
-        lines = [show(g) for g in got]
-        answers.append(Answer(voters, lines, bool(row['correct']), e, kind, detail,
-                              f"{sum(g is not None and g == t for g, t in zip(got, truth))} of {len(tests)} right", raw_if_more(text, lines), json.dumps(got)))
-    hidden = getattr(bench.config, 'presentation', 'visible') == 'hidden' or pred
-    labels = [f"Pair {k}: main({c['input']}) returns {c['shown_output']}" if pred else f"Call {k}: main({c['input']})" for k, c in enumerate(tests, 1)]
-    return ItemView('sx', item['id'], item['split'], item['program'] if hidden else item['program_visible'], labels, [show(t) for t in truth],
-                    answers, {'task': item['task'], 'composition': item['composition'], 'mean steps': round(float(item['mean_steps']), 1)})
-
-# %% ../../nbs/08a_viewer.ipynb #82c11a50
-def _core_answer(item: dict, text: str) -> str | None:
-    from l0kit.core.prompts import parse_assertion, parse_probe_answer, ResponseParseError
-    try: return repr(parse_assertion(text)) if item['kind'] == 'io' else parse_probe_answer(text)
-    except ResponseParseError: return None
-
-def view_core(bench, item: dict, scores: pd.DataFrame) -> ItemView:
-    "The CoRE view of an item: source and call, the expected output (or probe's ground truth), each answer's."
-    io_ = item['kind'] == 'io'
-    want = item['output'] if io_ else item['ground_truth']
-    answers = []
-    for voters, text, row in distinct_responses(scores):
-        got, ok = _core_answer(item, text), bool(row['correct'])
-        kind = None if ok else ('no completed assertion' if io_ else 'no answer') if got is None else ('wrong output' if io_ else 'wrong answer')
-        answers.append(Answer(voters, [] if got is None else [got], ok, None if ok else 0, kind, None if io_ else '+'.join(item.get('dimensions', [])),
-                              '', raw_if_more(text, [got] if got else []), str(got)))
-    call = f"{item['func_name']}({item['input']})"
-    sections = [] if io_ else [('question', f"{item['question']}\n(dimensions: {', '.join(item.get('dimensions', []))}; answer type {item.get('answer_type')})")]
-    return ItemView('core', item['id'], item['split'], f"{item['source_code'].rstrip()}\n\n{call}", [call if io_ else 'answer'], [str(want)],
-                    answers, {'kind': item['kind'], 'problem': item['problem_id'], 'family': item.get('family')}, sections)
-
-# %% ../../nbs/08a_viewer.ipynb #30b69b0a
-def view_generic(bench, item: dict, scores: pd.DataFrame) -> ItemView:
-    "A view for a benchmark that has none of its own."
-    target = next((item[k] for k in ('target', 'answer', 'label', 'values') if k in item), '')
-    target = [str(t) for t in target] if isinstance(target, list) else [str(target)]
-    answers = []
-    for voters, text, row in distinct_responses(scores):
-        ok = bool(row.get('correct', False))
-        answers.append(Answer(voters, [text.strip()], ok, None if ok else 0, None if ok else str(row.get('failure') or 'wrong'), key=text.strip()))
-    prompt = bench.build_prompt(item, 0)
-    return ItemView(bench.name, item['id'], item.get('split', ''), prompt.messages[-1]['content'], ['answer'] if len(target) == 1 else
-                    list(range(1, len(target) + 1)), target, answers)
-
-# %% ../../nbs/08a_viewer.ipynb #00cc50ba
-ITEM_VIEWS = {'l0': view_l0, 'procbench': view_procbench, 'sx': view_sx, 'core': view_core}
-
-def register_item_view(name: str, fn):
-    "Use `fn(bench, item, scores) -> ItemView` for the benchmark registered as `name`."
-    ITEM_VIEWS[name] = fn
-    return fn
-
-def item_view(bench, item: dict, scores: pd.DataFrame) -> ItemView:
-    "The view of one item from the score rows of its voters."
+def item_view(bench, item: dict, scores: pd.DataFrame, **options) -> ItemView:
+    "The view of one item from the score rows of its voters: the benchmark's `view_item`."
     if scores.empty: raise ConfigError(f"item {item.get('id')!r} has no scored response to view")
-    if hasattr(bench, 'view_item'): return bench.view_item(item, scores)
-    return ITEM_VIEWS.get(bench.name, view_generic)(bench, item, scores)
+    return bench.view_item(item, scores, **options)
 
 # %% ../../nbs/08a_viewer.ipynb #80ab1cf2
 def align(bench, item: dict, responses: list | str) -> ItemView:
@@ -372,18 +267,19 @@ class RunView:
     report: object  # the run's `Report` (tables, scores, notes)
     bench: object  # the `Benchmark` with the run's settings
     items: dict  # the data items by id
+    options: dict = field(default_factory=dict)  # the report options (a reading option such as L0's `strict` reaches the views)
 
     def item(self, item_id: str) -> ItemView:
         "The view of one item of the run."
         s = self.report.scores
         rows = s[s['id'] == item_id]
         if rows.empty: raise KeyError(f"no scored response for item {item_id!r} in this run; items: {', '.join(list(dict.fromkeys(s['id']))[:5])} ...")
-        return item_view(self.bench, self.items[item_id], rows)
+        return item_view(self.bench, self.items[item_id], rows, **self.options)
 
     def views(self) -> list[ItemView]:
         "The view of every item with a scored response, in data order."
         by_id = dict(tuple(self.report.scores.groupby('id', sort=False)))
-        return [item_view(self.bench, it, by_id[i]) for i, it in self.items.items() if i in by_id]
+        return [item_view(self.bench, it, by_id[i], **self.options) for i, it in self.items.items() if i in by_id]
 
 def run_views(run_dirs: list, data=None, **options) -> list[RunView]:
     "One `RunView` per run among the folders (options as for `report`)."
@@ -392,7 +288,7 @@ def run_views(run_dirs: list, data=None, **options) -> list[RunView]:
     for g in group_runs([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs):
         rep = report_group(g, data, **options)
         bench = get_benchmark(g.meta['benchmark'], g.meta['benchmark_config'])
-        out.append(RunView(rep, bench, getattr(rep, 'items', None) or group_items(g, bench, data)))  # a report that keeps its items saves a load
+        out.append(RunView(rep, bench, getattr(rep, 'items', None) or group_items(g, bench, data), rep.options))  # a report that keeps its items saves a load
     return out
 
 # %% ../../nbs/08a_viewer.ipynb #ed0ba7c9

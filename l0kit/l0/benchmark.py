@@ -8,17 +8,20 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 import pandas as pd
-from ..harness.benchmark import Benchmark, DataError
+from ..harness.benchmark import Benchmark, DataError, FirstError, ItemLayout, Option, Reading
 from ..harness.config import ConfigError, YamlConfig, check_value
 from ..harness.prompt import Prompt
 from fastcore.basics import patch
-from ..harness.runner import draw_demonstrations, voter_seed
+from ..harness.models import voter_seed
+from ..harness.runner import draw_demonstrations
 from .prompts import Demonstration, l0_prompt_text, THINK_BYPASS_PREFIX, PROMPT_SETUPS
 from .tracer import trace_program
 from .check import ProgramRejected
+from .simulated import L0SimulatedModel
+from .dataset import DatasetConfig
 
 # %% auto #0
-__all__ = ['L0Config', 'make_l0_item', 'L0Benchmark', 'l0_demonstrations']
+__all__ = ['L0Config', 'make_l0_item', 'L0Benchmark', 'l0_demonstrations', 'trace_rows']
 
 # %% ../../nbs/17_l0_benchmark.ipynb #418e8a2c
 @dataclass
@@ -53,6 +56,21 @@ def make_l0_item(id: str,  # item id
 class L0Benchmark(Benchmark):
     "L0-Bench: trace a baby-Python program step by step."
     name, paper, Config, default_voters = 'l0', 'L0-Bench (Sun et al., 2025)', L0Config, 31
+    tool_name, DataConfig, Simulated = 'l0bench', DatasetConfig, L0SimulatedModel
+    metrics = {'trace_accuracy': 'correct', 'steps_to_error': 'steps_to_error'}
+    citation = ("@article{sun2025l0bench,\n  title={L0-Reasoning Bench: Evaluating Procedural Correctness in Language Models via Simple "
+                "Program Execution},\n  author={Sun, Simeng and Hsieh, Cheng-Ping and Ladhak, Faisal and Arakelyan, Erik and Akle Serano, "
+                "Santiago and Ginsburg, Boris},\n  year={2025}\n}")
+    options = {
+        'strict': Option(False, "also fail a response that traces past the end of the target (the paper's text; the release ignores extra lines)", bool, stage='read'),
+        'k': Option(31, "voters of table 1's majvote@k and pass@k (capped at the run's)", int),
+        'vote': Option('first', "majvote@k at k < n: 'first' k voters (the authors' release) or 'expected' over random k-subsets", str, ('first', 'expected')),
+        'pass_maj': Option(False, 'add tables 7/8: pass@k and maj@k', bool),
+        'ci': Option(False, '95% bootstrap intervals over programs', bool),
+        'compare': Option(None, "a paper model whose published numbers are printed beside the kit's (see l0kit.l0.published)", str),
+        'seed': Option(0, 'seed of the bootstrap and of the expected vote', int),
+        'errors': Option(None, 'classify every first error and write errors.jsonl files under this folder', str),
+    }
 
     def load(self, data_dir, split: str, limit: int | None = None) -> list:
         "The items of one split (or `all` splits) of a generated L0 data set, demonstration traces filled in."
@@ -100,12 +118,38 @@ def build_prompt(self: L0Benchmark, item: dict, voter: int, seed: int = 0) -> Pr
                         'budget_margin': c.budget_margin} | ({'stop_after': '\n' + item['target'][-1] + '\n'} if c.stop_at_return else {}))
 
 # %% ../../nbs/17_l0_benchmark.ipynb #7eada4d7
+def trace_rows(response, limit: int | None = None) -> list[str]:
+    "The trace lines an L0 response is scored on (cleaned, spaces removed, empty lines dropped)."
+    from l0kit.l0.metrics import clean_response
+    lines = [s for s in (x.strip() for x in clean_response(response).replace(' ', '').split('\n')) if s]
+    return lines if limit is None else lines[:limit]
+
 @patch
-def score(self: L0Benchmark, item: dict, response: str) -> dict:
-    "Whole-trace accuracy and steps to the first error of one response."
-    from l0kit.l0.metrics import score_trace
-    s = score_trace(response, item['target'])
-    return {'correct': s.correct, 'steps_to_error': s.steps_to_error, 'target_steps': s.target_steps, 'failure': s.failure}
+def read(self: L0Benchmark, item: dict, response, strict: bool = False) -> Reading:
+    "The reading of one response: `score_trace`'s verdict, the first error's type, the vote key and the trace rows."
+    from l0kit.l0.metrics import score_trace, vote_key, clean_response, THINK_END
+    from l0kit.l0.taxonomy import classify_first_error
+    target = item['target']
+    s = score_trace(response, target, strict=strict)
+    trace = clean_response(response)
+    v = score_trace(trace, target, strict=strict) if THINK_END in trace else s  # a second </think>: the vote reads past it too
+    scores = {'split': item.get('split'), 'target_steps': s.target_steps, 'steps_to_error': s.steps_to_error, 'failure': s.failure,
+              'error_target_line': s.target_context[-1] if s.target_context else None,
+              'error_response_line': s.response_context[-1] if s.response_context else None,
+              'target_context': s.target_context, 'response_context': s.response_context,
+              'vote_key': vote_key(response), 'vote_correct': v.correct, 'vote_steps_to_error': v.steps_to_error}
+    error = None
+    if not s.correct:
+        fe = classify_first_error(response if isinstance(response, str) else '', target, item.get('program'), score=s)
+        error = FirstError(s.steps_to_error + 1, fe.error_type if fe else s.failure or 'wrong', fe.detail if fe else None)
+    rows = trace_rows(response, len(target) + 50)
+    return Reading(rows or None, scores['vote_key'], s.correct, scores, error, s.steps_to_error / max(s.target_steps, 1), rows,
+                   self.reference(item), f"steps to error {s.steps_to_error} of {s.target_steps}")
+
+@patch
+def reference(self: L0Benchmark, item: dict) -> str:
+    "The target trace, one line a step."
+    return '\n'.join(item['target'])
 
 # %% ../../nbs/17_l0_benchmark.ipynb #fcaf12fb
 @patch
@@ -115,30 +159,32 @@ def response_problem(self: L0Benchmark, item: dict, response: str) -> str | None
 
 # %% ../../nbs/17_l0_benchmark.ipynb #c97fb521
 @patch
-def score_frame(self: L0Benchmark, responses: pd.DataFrame, items: dict, strict: bool = False) -> pd.DataFrame:
-    "Every response scored against its item's target (`score_responses`); strict scoring refuses responses stopped at return."
-    from l0kit.l0.analysis import score_responses
+def score_frame(self: L0Benchmark, responses: pd.DataFrame, items: dict, strict: bool = False, **options) -> pd.DataFrame:
+    "Every response read; strict scoring refuses a run whose responses were stopped at the return line."
     if strict and 'meta' in responses and responses['meta'].map(lambda m: isinstance(m, dict) and bool(m.get('stopped_after'))).any():
         raise ConfigError("strict scoring needs what a model writes after the return line, and this run stopped its responses "
                           "there (stop_at_return); evaluate into a new folder with --set stop_at_return=false")
-    return score_responses(responses, items, strict=strict)
+    if missing := sorted(set(responses['id']) - set(items)):
+        raise DataError(f"{len(missing)} response id(s) are not in the data items, e.g. {missing[:3]}: pass the data set the run was made from")
+    return Benchmark.score_frame(self, responses, items, strict=strict)
 
 # %% ../../nbs/17_l0_benchmark.ipynb #f3020f22
 @patch
-def tables(self: L0Benchmark, scores: pd.DataFrame, k: int = 31, pass_maj: bool = False, ci: bool = False,
-            compare: str | None = None, seed: int = 0, items: dict | None = None, errors: str | None = None) -> dict:
+def tables(self: L0Benchmark, scores: pd.DataFrame, items: dict | None = None, k: int = 31, vote: str = 'first',
+            pass_maj: bool = False, ci: bool = False, compare: str | None = None, seed: int = 0, errors: str | None = None, **_) -> dict:
     "Table 1 (k voters, capped at the run's), and on request tables 7/8, intervals, a paper model beside, first-error types."
     from l0kit.l0.analysis import complete_programs, summarize_l0, summary_intervals, pass_maj_table
     scores, k, _ = complete_programs(scores, k)
-    out = {f'Table 1 (k = {k})': summarize_l0(scores, k=k)}
+    out = {f'Table 1 (k = {k})': summarize_l0(scores, k=k, how=vote, seed=seed)}
     ks = [x for x in (1, 5, 15, 31) if x <= k]
-    if ci: out['95% bootstrap intervals over programs'] = summary_intervals(scores, k=k, seed=seed)
-    if pass_maj or compare: out['Tables 7/8: pass@k and maj@k (%)'] = pass_maj_table(scores, ks=ks)
+    if ci: out['95% bootstrap intervals over programs'] = summary_intervals(scores, k=k, seed=seed, how=vote)
+    voted = 'the first k voters' if vote == 'first' else 'expected over random k-voter subsets'
+    if pass_maj or compare: out[f'Tables 7/8: pass@k and maj@k (%), maj@k of {voted}'] = pass_maj_table(scores, ks=ks, how=vote, seed=seed)
     if compare:
         from l0kit.l0.published import published_splits, published_summary, side_by_side
         t1 = out[f'Table 1 (k = {k})']
         out[f'Kit vs paper ({compare}), table 1 average'] = side_by_side(t1.loc[['average']], published_summary(compare))
-        kit = out['Tables 7/8: pass@k and maj@k (%)']
+        kit = out[f'Tables 7/8: pass@k and maj@k (%), maj@k of {voted}']
         out[f'Kit vs paper ({compare}), pass@k and maj@k (%)'] = side_by_side(kit, published_splits(compare).reindex(kit.index))
     if errors:
         from l0kit.l0.taxonomy import classify_errors, write_errors_jsonl
@@ -175,5 +221,59 @@ def generate(self: L0Benchmark, out, config=None, limit=None, seed=None, workers
             f"{workers} worker(s))\n{format_card(card)}{shown}")
 
 # %% ../../nbs/17_l0_benchmark.ipynb #d0b27231
-from .simulated import load_simulated
-L0Benchmark.simulated_loader = staticmethod(load_simulated)  # `simulated:rate=0.02,kinds=list_copy+value,seed=0`
+@patch
+def splits(self: L0Benchmark, data_dir) -> list:
+    "The splits of an L0 data folder that hold programs."
+    from l0kit.l0 import dataset
+    try: return dataset.available_splits(Path(data_dir))
+    except (OSError, ValueError) as e: raise DataError(f"{data_dir} is not an L0 data set directory ({e})") from None
+
+@patch
+def export_item(self: L0Benchmark, item: dict) -> dict:
+    "The item without its demonstration traces (the loader traces them again)."
+    return {k: v for k, v in item.items() if k != 'demo_traces'}
+
+@patch
+def layout(self: L0Benchmark, item: dict) -> ItemLayout:
+    "The numbered program and the call above the target trace, one row a step."
+    from l0kit.l0.prompts import number_program, format_call
+    return ItemLayout(f"{number_program(item['program'])}\n\n{format_call(item['program'], item['test_input'])}",
+                      list(range(1, len(item['target']) + 1)), list(item['target']),
+                      {'target steps': len(item['target']), 'program lines': item.get('num_lines', len(item['program'].splitlines()))})
+
+# %% ../../nbs/17_l0_benchmark.ipynb #93b601b9
+@patch
+def corruptions(self: L0Benchmark, item: dict) -> list:
+    "The target with one step's value changed (steps that assign a value)."
+    t = item['target']
+    return ['\n'.join(t[:k] + [t[k] + '1'] + t[k + 1:]) for k in range(len(t)) if not t[k].endswith(',')]
+
+@patch
+def reference_item(self: L0Benchmark, reference: str) -> dict:
+    "An item from a target trace alone (all an L0 reading needs)."
+    return {'id': 'row', 'split': None, 'target': reference.splitlines()}
+
+@patch
+def stream_item(self: L0Benchmark, index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
+    "Item `index` of an endless stream of new programs under a `DatasetConfig` (default: the small preset)."
+    from l0kit.l0.dataset import get_preset, make_candidate, make_demonstrations
+    from l0kit.harness.benchmark import stream_seed
+    from l0kit.l0.generator import ProgramGenerator
+    cfg = config if isinstance(config, DatasetConfig) else DatasetConfig.from_dict(config) if config else get_preset('small')
+    spec = next((s for s in cfg.splits if s.name == split), None) if split else None
+    if split and spec is None: raise ConfigError(f"no split {split!r} in the L0 config; it has {[s.name for s in cfg.splits]}")
+    lo, hi = (spec.min_steps, spec.max_steps) if spec else (1, cfg.gen.max_trace_steps)
+    gen, s = ProgramGenerator(cfg.gen), stream_seed(seed, index)
+    for attempt in range(100_000):
+        cand = make_candidate(cfg, gen, s, attempt, lambda a, b: a <= hi and lo <= b)
+        if cand is None or not lo <= cand['steps'] <= hi: continue
+        if (demos := make_demonstrations(cfg, cand, s)) is None: continue
+        return dict(id=f"stream-{index:08d}", benchmark='l0', split=split or 'stream', program=cand['program'], test_input=cand['test_input'],
+                    target=cand['target'], steps=cand['steps'], num_lines=cand['num_lines'], demonstrations=demos)
+    raise ConfigError(f"no L0 program with {lo}..{hi} steps in 100000 candidates")
+
+@patch
+def register_cli(self: L0Benchmark, subparsers):
+    "`l0kit l0 trace` and `l0kit l0 import-release`."
+    from l0kit.l0.cli import register_cli
+    register_cli(subparsers)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import ast, json, sys
 from pathlib import Path
+from ..harness.config import ConfigError
 
 # %% auto #0
 __all__ = ['format_card', 'render_item', 'InputError', 'parse_inputs', 'cmd_trace', 'cmd_import_release', 'register_cli']
@@ -30,7 +31,7 @@ def render_item(item: dict, demos: int = 1) -> str:
     return '\n'.join(out)
 
 # %% ../../nbs/18_l0_cli.ipynb #d71c6be8
-class InputError(ValueError):
+class InputError(ConfigError):
     "Inputs on the command line that cannot be read."
 
 def parse_inputs(text: str) -> dict:

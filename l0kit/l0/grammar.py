@@ -7,13 +7,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fastcore.basics import patch
+from ..harness.config import ConfigError
 
 # %% auto #0
 __all__ = ['BUILTIN_SYMBOLS', 'BASE_GRAMMAR', 'VARIABLE_INDEX_OVERRIDE', 'GrammarError', 'Symbol', 'parse_alternatives',
            'parse_rules', 'Grammar']
 
 # %% ../../nbs/10_l0_grammar.ipynb #3a72eb06
-class GrammarError(ValueError):
+class GrammarError(ConfigError):
     "A grammar or override text that cannot be parsed or does not fit together."
 
 # %% ../../nbs/10_l0_grammar.ipynb #1e4cdfe6

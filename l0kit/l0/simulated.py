@@ -4,14 +4,13 @@
 
 # %% ../../nbs/16_l0_simulated.ipynb #3b9dd9fb
 from __future__ import annotations
-import hashlib, random, re, time
-from ..harness.models import Model, Completion, ModelSpecError, prepare, budget, estimate_tokens
-from ..harness.prompt import prompt_hash, render_raw
+import random, re
+from ..harness.models import ModelSpecError, SimulatedModel
 from .tracer import trace_program, normalize_program
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['ERROR_KINDS', 'eligible_kinds', 'corrupt_step', 'simulate_response', 'SimulatedModel', 'load_simulated']
+__all__ = ['ERROR_KINDS', 'eligible_kinds', 'corrupt_step', 'simulate_response', 'L0SimulatedModel', 'load_simulated']
 
 # %% ../../nbs/16_l0_simulated.ipynb #cd94863a
 ERROR_KINDS = ('list_copy', 'value', 'loop_exit')
@@ -76,53 +75,33 @@ def simulate_response(program: str,  # the program
         else: lines.append(line)
     return lines, injected
 
-# %% ../../nbs/16_l0_simulated.ipynb #799ecd16
-def _rng(*parts) -> random.Random:
-    return random.Random(int.from_bytes(hashlib.sha256(repr(parts).encode()).digest()[:8], 'big'))
-
 # %% ../../nbs/16_l0_simulated.ipynb #490731fe
-class SimulatedModel(Model):
+class L0SimulatedModel(SimulatedModel):
     "The tracer with controlled per-step errors, labelled `simulated` everywhere."
-    simulated, kind = True, 'base'
+    kind, label = 'base', 'simulated'
+    defaults = {'rate': 0.02, 'kinds': '+'.join(ERROR_KINDS), 'seed': 0, 'style': 'plain'}
 
-    def __init__(self, rate: float = 0.02, kinds: tuple = ERROR_KINDS, seed: int = 0, style: str = 'plain'):
-        if not 0 <= rate <= 1: raise ModelSpecError(f"rate must be between 0 and 1, got {rate}")
-        if unknown := set(kinds) - set(ERROR_KINDS): raise ModelSpecError(f"unknown error kinds {sorted(unknown)}; choose from {'+'.join(ERROR_KINDS)}")
-        if style not in ('plain', 'fenced'): raise ModelSpecError(f"style must be 'plain' or 'fenced', got {style!r}")
-        self.rate, self.kinds, self.seed, self.style = rate, tuple(kinds), seed, style
-        self.name = f"simulated(rate={rate},kinds={'+'.join(self.kinds)},seed={seed})"
-        self.batch_size = 64
-
-    def generate(self, prompts, params=None, seeds=None):
-        prompts, params = prepare(prompts, params)
-        return [[self._one(p, params, i) for i in range(params.n)] for p in prompts]
-
-    def info(self): return {**super().info(), 'rate': self.rate, 'kinds': list(self.kinds), 'seed': self.seed}
+    def check(self):
+        "Rates in [0, 1], known error kinds (a tuple, or joined by '+'), a known style."
+        super().check()
+        if isinstance(self.kinds, str): self.kinds = tuple(k for k in self.kinds.split('+') if k)
+        self.kinds = tuple(self.kinds)
+        if unknown := set(self.kinds) - set(ERROR_KINDS): raise ModelSpecError(f"unknown error kinds {sorted(unknown)}; choose from {'+'.join(ERROR_KINDS)}")
+        if self.style not in ('plain', 'fenced'): raise ModelSpecError(f"style must be 'plain' or 'fenced', got {self.style!r}")
+        self.options['kinds'] = '+'.join(self.kinds)
+        self.name = f"simulated(rate={self.rate},kinds={'+'.join(self.kinds)},seed={self.seed})"
 
 # %% ../../nbs/16_l0_simulated.ipynb #bb57cbf7
 @patch
-def _one(self: SimulatedModel, p, params, i) -> Completion:
-    t0 = time.perf_counter()
-    if 'program' not in p.meta or 'test_input' not in p.meta:
-        return Completion('', finish_reason='error', meta={'simulated': True},
-                          error="the simulated model needs the item's `program` and `test_input` in the prompt's meta "
-                                "(the L0 benchmark provides them)")
-    key = (self.seed, p.meta.get('id', prompt_hash(p)), p.meta.get('voter', 0), i)
-    lines, injected = simulate_response(p.meta['program'], p.meta['test_input'], self.rate, self.kinds, _rng(*key))
+def answer(self: L0SimulatedModel, p, rng) -> tuple[str, dict]:
+    "The trace of the prompt's program and input (from its meta), with errors injected at the model's rate."
+    lines, injected = simulate_response(p.meta['program'], p.meta['test_input'], self.rate, self.kinds, rng)
     text = '\n'.join(lines) + '\n'
     if self.style == 'fenced': text = f"Here is the execution trace:\n```\n{text}```\n"
-    limit, finish = budget(p, params), 'stop'
-    if estimate_tokens(text) > limit: text, finish = text[:2 * limit], 'length'
-    meta = {'simulated': True, 'injected': injected, 'first_error_step': injected[0]['step'] if injected else None}
-    return Completion(text, estimate_tokens(render_raw(p)), estimate_tokens(text), time.perf_counter() - t0, finish, meta=meta)
+    return text, {'injected': injected, 'first_error_step': injected[0]['step'] if injected else None}
 
 # %% ../../nbs/16_l0_simulated.ipynb #5fcaadf7
-def load_simulated(arg: str = '', *,
-                   rate: float = 0.02,  # chance of an error at each eligible step
-                   kinds: str = '+'.join(ERROR_KINDS),  # allowed kinds joined by '+'
-                   seed: int = 0,  # random seed
-                   style: str = 'plain',  # 'plain' lines, or 'fenced' in a code block after a sentence
-                  ) -> SimulatedModel:
-    "The simulated model of a `simulated:rate=...,kinds=...` spec."
+def load_simulated(arg: str = '', **options) -> L0SimulatedModel:
+    "The L0 simulated model of a `simulated:rate=0.02,kinds=list_copy+value+loop_exit,seed=0,style=plain` spec's options."
     if arg: raise ModelSpecError(f"simulated models take only options, e.g. `simulated:rate=0.02,kinds=list_copy+value`; got {arg!r}")
-    return SimulatedModel(float(rate), tuple(k for k in str(kinds).split('+') if k), int(seed), style)
+    return L0SimulatedModel.from_options(options)

@@ -7,13 +7,14 @@ from __future__ import annotations
 import ast, copy
 from functools import lru_cache
 from typing import Callable
+from ..harness.config import DataError
 
 # %% auto #0
 __all__ = ['SAFETY_MAX_STEPS', 'TraceError', 'UnsupportedProgram', 'ProgramRuntimeError', 'StepLimitExceeded',
            'normalize_program', 'compile_tracer', 'trace_program']
 
 # %% ../../nbs/12_l0_tracer.ipynb #4619aca7
-class TraceError(Exception):
+class TraceError(DataError):
     "Base class of the tracer's errors; `partial_trace` holds the lines recorded before the failure."
     def __init__(self, msg, partial_trace=None):
         super().__init__(msg)

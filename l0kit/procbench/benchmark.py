@@ -8,17 +8,19 @@ import json, random, time
 from pathlib import Path
 import pandas as pd
 from .tasks import ProcBenchError, Task, get_task, length_bin
-from .metrics import score as score_states, table2
+from .metrics import score as score_states, table2, target_sequence, predicted_sequence
 from .parser import parse_answer
 from .dataset import ProcBenchConfig, generate_dataset, load_dataset, load_release, save_dataset
 from dataclasses import dataclass
-from ..harness.benchmark import Benchmark
-from ..harness.config import YamlConfig, check_value
+from ..harness.benchmark import Benchmark, DataError, FirstError, ItemLayout, Option, Reading, read_card, stream_seed
+from ..harness.models import SimulatedModel
+from ..harness.config import ConfigError, YamlConfig, check_value
+from fastcore.basics import patch
 from ..harness.prompt import Prompt
 
 # %% auto #0
 __all__ = ['answer_instruction', 'render_answer', 'ProcBenchEvalConfig', 'ProcBenchBenchmark', 'simulate_response',
-           'ProcBenchSimulatedModel', 'load_procbench_simulated', 'cli_check', 'register_cli']
+           'ProcBenchSimulatedModel', 'load_procbench_simulated', 'cli_check']
 
 # %% ../../nbs/24_procbench_benchmark.ipynb #d2b67244
 _TYPE_WORDS = {"str": "a string", "int": "an integer", "list[str]": "a list of strings", "list[int]": "a list of integers"}
@@ -31,6 +33,10 @@ def answer_instruction(task: str | Task) -> str:
             f"{_TYPE_WORDS[t.intermediate_type]}, and \"final\" is the final state, {_TYPE_WORDS[t.final_type]}.")
 
 # %% ../../nbs/24_procbench_benchmark.ipynb #34b5cbe8
+def _state(s) -> str:
+    "A state as a row of the run page ('' for a missing one)."
+    return '' if s is None else _show(s)
+
 def _show(state) -> str:
     "A state as a model would write it: lists as JSON, the empty string as \"\", anything else as it is."
     return json.dumps(state) if isinstance(state, list) or state == "" else str(state)
@@ -60,7 +66,12 @@ class ProcBenchEvalConfig(YamlConfig):
 class ProcBenchBenchmark(Benchmark):
     "ProcBench on the kit's benchmark protocol."
     name, paper, Config, default_voters = "procbench", "ProcBench (Fujisawa et al., 2024)", ProcBenchEvalConfig, 1
-    splits = ("short", "medium", "long", "all")
+    DataConfig = ProcBenchConfig
+    metrics = {'pa': 'pa', 'sm': 'sm', 'fm': 'fm', 'pml': 'pml'}
+    options = {'compat': Option(False, "table 2 with the reference's loose comparisons (5 == '5') instead of typed ones", bool)}
+    citation = ("@article{fujisawa2024procbench,\n  title={ProcBench: Benchmark for Multi-Step Reasoning and Following Procedure},\n"
+                "  author={Fujisawa, Ippei and Nobe, Sensho and Seto, Hiroki and Onda, Rina and Uchida, Yoshiaki and Ikoma, Hiroki and "
+                "Chien, Pei-Chun and Kanai, Ryota},\n  journal={arXiv preprint arXiv:2410.03117},\n  year={2024}\n}")
 
     def load(self, data_dir, split: str = "all", limit: int | None = None) -> list[dict]:
         "Items of a generated set (a directory) or of the authors' release (a .jsonl file)."
@@ -77,13 +88,38 @@ class ProcBenchBenchmark(Benchmark):
         if self.config.answer_format == "json": text = f"{text}\n\n{answer_instruction(item['task'])}"
         return Prompt([{"role": "user", "content": text}], self.config.max_new_tokens, None, {"task": item["task"], "n": item["n"]})
 
-    def score(self, item: dict, response: str | None) -> dict:
-        "Parse one response and score it against the item's label: flat, JSON-able metrics."
+    def read(self, item: dict, response, **options) -> Reading:
+        "The reading of one response: its parsed states, PA / SM / FM / PML (typed and loose), the first wrong state."
         pred = parse_answer(item["task"], response if isinstance(response, str) else None)
         typed, loose = score_states(item["label"], pred), score_states(item["label"], pred, compat=True)
-        return {"task_name": item["task_name"], "n": item["n"], "bin": length_bin(item["n"]), **typed,
-                **{f"{k}_compat": v for k, v in loose.items()},
-                "parsed": int(pred["final"] is not None or bool(pred["intermediate"])), "m": len(pred["intermediate"]) + 1}
+        parsed = pred["final"] is not None or bool(pred["intermediate"])
+        scores = {"task_name": item["task_name"], "n": item["n"], "bin": length_bin(item["n"]), **typed,
+                  **{f"{k}_compat": v for k, v in loose.items()}, "parsed": int(parsed), "m": len(pred["intermediate"]) + 1}
+        T, P = target_sequence(item["label"]), predicted_sequence(pred)
+        P = P[:-1] if P[-1] is None and len(P) > 1 else P
+        e, ok = int(typed["pml"]), bool(typed["sm"])
+        kind = ('no answer parsed' if not parsed else 'too few states' if e >= len(P) else 'too many states' if e >= len(T)
+                else 'wrong final state' if e == len(T) - 1 else 'wrong state')
+        error = None if ok else FirstError(e + 1, kind, f"{len(P) if parsed else 0} states answered, {len(T)} expected")
+        rows = [_state(s) for s in P] if parsed else []
+        return Reading(pred if parsed else None, json.dumps(P, sort_keys=True, default=str), ok, scores, error, e / len(T), rows,
+                       self.reference(item), f"prefix match {e} of {len(T)} states")
+
+    def reference(self, item: dict) -> str:
+        "The label's states as the JSON answer the optional instruction asks for."
+        return json.dumps({'intermediate': item['label']['intermediate'], 'final': item['label']['final']})
+
+    def layout(self, item: dict) -> ItemLayout:
+        "The prompt above the label's states, one row a step, the final state last."
+        T = target_sequence(item['label'])
+        return ItemLayout(item['prompt'], [f"step {k}" for k in range(1, len(T))] + ['final'], [_state(s) for s in T],
+                          {'task': item['task_name'], 'steps': item['n'], 'initial state': _state(item['label']['init'])})
+
+    def splits(self, data_dir) -> list:
+        "The length bins of a generated set (`short`, `medium`, `long`) and `all`."
+        counts = read_card(data_dir).get('counts', {}).get('split')
+        if not counts: raise DataError(f"{data_dir} has no ProcBench card.json with counts per split; generate one with `l0kit generate --benchmark procbench`")
+        return list(counts)
 
     def summarize(self, scores: pd.DataFrame, compat: bool = False) -> pd.DataFrame:
         "The paper's table 2 (PA and SM per bin and overall, with FM and PML) from a table of `score` rows."
@@ -91,7 +127,7 @@ class ProcBenchBenchmark(Benchmark):
         if compat: df = df.drop(columns=["pa", "sm", "fm", "pml"]).rename(columns=lambda c: c.removesuffix("_compat"))
         return table2(df)
 
-    def tables(self, scores: pd.DataFrame, compat: bool = False) -> dict:
+    def tables(self, scores: pd.DataFrame, items: dict | None = None, compat: bool = False) -> dict:
         "The paper's table 2, by name."
         return {f"Table 2{' (reference loose comparisons)' if compat else ''}": self.summarize(scores, compat)}
 
@@ -108,44 +144,25 @@ def simulate_response(item: dict, error_rate: float, rng: random.Random) -> str:
     return render_answer(label, rng.choice(["json", "steps", "sections"]))
 
 # %% ../../nbs/24_procbench_benchmark.ipynb #92cfecca
-import hashlib
-from ..harness.models import Model, Completion, prepare
 from .tasks import solve
 
-class ProcBenchSimulatedModel(Model):
+class ProcBenchSimulatedModel(SimulatedModel):
     "Answers ProcBench prompts from the question text with the kit's solver, corrupting a state at `error_rate` (not a language model)."
-    kind, simulated, batch_size = 'chat', True, 64
+    label, defaults = 'procbench-simulated', {'error_rate': 0.1, 'seed': 0}
 
-    def __init__(self, error_rate: float = 0.1, seed: int = 0):
-        if not 0 <= error_rate <= 1: raise ValueError(f"error_rate must be between 0 and 1, got {error_rate}")
-        self.error_rate, self.seed = error_rate, seed
-        self.name = self.spec = f"procbench_sim:error_rate={error_rate},seed={seed}"
-
-    def _one(self, prompt) -> Completion:
+    def answer(self, prompt, rng) -> tuple[str, dict]:
+        "The kit's solution of the prompt's question, a state corrupted with probability `error_rate`."
         text = prompt.messages[-1]['content']
-        task = prompt.meta.get('task')
-        if task is None or '[Question]' not in text:
-            return Completion('', finish_reason='error', error='procbench_sim needs a ProcBench prompt (a [Question] and meta.task)')
-        question = text.split('[Question]', 1)[1].split('\n\n', 1)[0] if text.count('[Question]') else text
-        label = solve(task, question)
-        key = hashlib.sha256(repr((self.seed, text, prompt.meta.get('voter', 0))).encode()).digest()
-        answer = simulate_response({'label': label}, self.error_rate, random.Random(int.from_bytes(key[:8], 'big')))
-        return Completion(answer, None, len(answer) // 4 + 1, 0.0, 'stop', None, {'simulated': True})
+        if '[Question]' not in text: raise KeyError('a ProcBench [Question]')
+        question = text.split('[Question]', 1)[1].split('\n\n', 1)[0]
+        return simulate_response({'label': solve(prompt.meta['task'], question)}, self.error_rate, rng), {}
 
-    def generate(self, prompts, params=None, seeds=None):
-        "For each prompt, `params.n` simulated answers."
-        prompts, params = prepare(prompts, params)
-        return [[self._one(p)] * params.n for p in prompts]
-
-def load_procbench_simulated(arg: str = '', *, error_rate: float = 0.1, seed: int = 0) -> ProcBenchSimulatedModel:
-    "The model of a `procbench_sim:error_rate=0.1,seed=0` spec."
-    if arg: raise ValueError(f"procbench_sim takes only options, e.g. `procbench_sim:error_rate=0.1`; got {arg!r}")
-    return ProcBenchSimulatedModel(float(error_rate), int(seed))
-
+def load_procbench_simulated(arg: str = '', **options) -> ProcBenchSimulatedModel:
+    "The ProcBench simulated model of `simulated:error_rate=0.1,seed=0` options."
+    if arg: raise ValueError(f"the ProcBench simulated model takes only options, e.g. `simulated:error_rate=0.1`; got {arg!r}")
+    return ProcBenchSimulatedModel.from_options(options)
 
 # %% ../../nbs/24_procbench_benchmark.ipynb #17ba66d6
-from fastcore.basics import patch
-
 @patch
 def generate(self: ProcBenchBenchmark, out, config=None, limit=None, seed=None, workers=1) -> str:
     "Generate and save a ProcBench data set; a summary to print."
@@ -158,18 +175,44 @@ def generate(self: ProcBenchBenchmark, out, config=None, limit=None, seed=None, 
     return f"wrote {len(items)} ProcBench items to {path} in {time.perf_counter() - t0:.1f} s ({per_bin})"
 
 # %% ../../nbs/24_procbench_benchmark.ipynb #0c2cbf6e
-ProcBenchBenchmark.simulated_loader = staticmethod(load_procbench_simulated)  # `simulated:error_rate=0.1,seed=0`
+ProcBenchBenchmark.Simulated = ProcBenchSimulatedModel  # `simulated:error_rate=0.1,seed=0`
+
+def _other(v):
+    "A value one step off `v`: True/False swapped, an int plus one, a list one longer, a string one letter longer."
+    if isinstance(v, bool): return not v
+    if isinstance(v, int): return v + 1
+    if isinstance(v, list): return v + ['?'] if not v or isinstance(v[0], str) else v + [0]
+    return str(v) + 'z'
+
+@patch
+def corruptions(self: ProcBenchBenchmark, item: dict) -> list:
+    "The reference with one state changed."
+    states = item['label']['intermediate'] + [item['label']['final']]
+    return [json.dumps({'intermediate': s[:-1], 'final': s[-1]}) for s in
+            ([*states[:k], _other(states[k]), *states[k + 1:]] for k in range(len(states)))]
+
+@patch
+def stream_item(self: ProcBenchBenchmark, index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
+    "Item `index` of an endless stream: the tasks in turn, a length of the split drawn per item."
+    from l0kit.procbench.dataset import generate_item
+    cfg = config if isinstance(config, ProcBenchConfig) else ProcBenchConfig.from_dict(config or {})
+    rng, tasks = random.Random(stream_seed(seed, index)), cfg.task_list()
+    lengths = [n for n in range(cfg.min_length, cfg.max_length + 1) if split is None or length_bin(n) == split]
+    if not lengths: raise ConfigError(f"no ProcBench length in {cfg.min_length}..{cfg.max_length} falls in split {split!r}")
+    it = generate_item(tasks[index % len(tasks)], rng.choice(lengths), rng.randrange(2**31), f"stream{seed}", cfg.examples_per_length, cfg.min_length)
+    return it | {'id': f"stream-{index:08d}"}
 
 def cli_check(args) -> int:
-    "`l0kit procbench-check FILE`: re-solve every item of a release file and report disagreements."
+    "`l0kit procbench check FILE`: re-solve every item of a release file and report disagreements."
     _, report = load_release(args.file)
     print(f"{report['agree']} of {report['items']} items agree with the kit's solver")
     for d in report["disagree"][:args.show]: print(f"  {d['id']} ({d['task']}): {d['why']}")
     return 0 if not report["disagree"] else 1
 
-def register_cli(subparsers) -> None:
-    "Add `procbench-check` to an argparse subparsers object."
-    c = subparsers.add_parser("procbench-check", help="re-solve an authors'-release ProcBench JSONL file and report disagreements")
+@patch
+def register_cli(self: ProcBenchBenchmark, subparsers) -> None:
+    "`l0kit procbench check FILE`."
+    c = subparsers.add_parser("check", help="re-solve an authors'-release ProcBench JSONL file and report disagreements")
     c.add_argument("file", help="the release's JSONL file")
     c.add_argument("--show", type=int, default=20, help="disagreements to print")
     c.set_defaults(func=cli_check)

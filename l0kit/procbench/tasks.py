@@ -8,6 +8,7 @@ import ast, random, re, string
 from dataclasses import dataclass
 from typing import Callable
 from .sentences import sentences_with_distinct_words, sentence_words
+from ..harness.config import DataError
 
 # %% auto #0
 __all__ = ['LOWER', 'ALNUM', 'TASKS', 'ANSWER_SHAPE', 'SORT', 'GATHER', 'COUNT', 'SEARCH', 'COPY', 'SUBSTITUTE', 'ENCODE',
@@ -16,7 +17,7 @@ __all__ = ['LOWER', 'ALNUM', 'TASKS', 'ANSWER_SHAPE', 'SORT', 'GATHER', 'COUNT',
            'states_to_label', 'Task', 'get_task', 'solve', 'length_bin']
 
 # %% ../../nbs/20_procbench_tasks.ipynb #c3ea027e
-class ProcBenchError(ValueError):
+class ProcBenchError(DataError):
     "A ProcBench question, task name or label that the kit cannot use."
 
 def states_to_label(states: list) -> dict:

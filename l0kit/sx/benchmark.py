@@ -9,12 +9,11 @@ from pathlib import Path
 import pandas as pd
 from .stepcount import SEMANTICS_VERSION
 from .data import SXConfig, SUBSET_TITLES, write_dataset
-import hashlib, random
 from dataclasses import dataclass
 from fastcore.basics import patch
-from ..harness.benchmark import Benchmark
+from ..harness.benchmark import Benchmark, DataError, FirstError, ItemLayout, Reading, answer_part, stream_seed
 from ..harness.config import YamlConfig, check_value
-from ..harness.models import Model, Completion, prepare
+from ..harness.models import SimulatedModel
 from ..harness.prompt import Prompt
 
 # %% auto #0
@@ -69,7 +68,7 @@ _BOXED = re.compile(r"\\boxed\{\s*(-?\d[\d,]*)\s*\}")
 _INT = re.compile(r"(?<![\w.])(?:(-?\d[\d,]*)(?!\w|[.,]\d)|-?\d[\d,]*)")  # group 1: an integer; else a dead run, consumed
 _MAX_DIGITS = 4300  # Python's default int-from-text limit
 
-def _final_part(text: str) -> str: return text.rsplit('</think>', 1)[-1]
+def _final_part(text: str) -> str: return answer_part(text)  # the harness's one rule: after the first </think>
 
 def _read_int(text: str) -> int | None:
     "The integer of `-?digits` text with thousands commas; None past the int limit."
@@ -170,7 +169,7 @@ PAPER_TABLE_1 = pd.DataFrame([('Gemini-2.5-Pro', 98.2, 97.8), ('openai-o4-mini',
                               ('Doubao-Seed-1.6', 95.3, 95.9)], columns=['Model', 'CRUXEVAL', 'CRUXEVAL-X']).set_index('Model')
 
 # %% ../../nbs/34_sx_benchmark.ipynb #68f7abe2
-class SXDataError(ValueError):
+class SXDataError(DataError):
     "An SX data directory or split that is missing or malformed."
 
 THINK_OFF_PREFIX = "<think>\n\n</think>\n\n"  # an empty thinking block: a hybrid model (Qwen3) answers after it
@@ -190,6 +189,11 @@ class SXEvalConfig(YamlConfig):
 class SXBenchmark(Benchmark):
     "SX-style step counting: Predict (Yes/No per pair) and Easy/Hard step reasoning."
     name, paper, Config, default_voters = 'sx', 'SX-Bench (2025)', SXEvalConfig, 1
+    tool_name, DataConfig = 'sxbench', SXConfig
+    metrics = {'sample_accuracy': 'correct'}
+    citation = ("@article{yan2025stepwisecodex,\n  title={STEPWISE-CODEX-Bench: Evaluating Complex Multi-Function Comprehension and "
+                "Fine-Grained Execution Reasoning},\n  author={Yan, Kaiwen and Chang, Yuhang and Guo, Zirui and Mou, Yaling and Ming, Jiang "
+                "and Sun, Jingwei},\n  year={2025}\n}")
 
     def load(self, data_dir, split: str, limit: int | None = None) -> list:
         "The items of one split (`predict`, `easy` or `hard`) of a generated SX data set."
@@ -215,23 +219,53 @@ class SXBenchmark(Benchmark):
         return Prompt([{"role": "user", "content": text}], self.config.max_new_tokens, THINK_OFF_PREFIX if self.config.think_off else None,
                       {"task": item['task'], "presentation": p, "semantics": item['semantics'], "expected": truth})
 
-    def score(self, item: dict, response: str) -> dict:
-        "Scores of one response: sample-level `correct` and per-judgement counts."
-        return score_response(item, response) | {'presentation': self.config.presentation}
+    def read(self, item: dict, response, **options) -> Reading:
+        "The reading of one response: each pair's judgement or each call's count, the first one wrong or missing."
+        pred, tests = item['task'] == 'predict', item['tests']
+        truth = [c['matches'] for c in tests] if pred else [c['steps'] for c in tests]
+        text = response if isinstance(response, str) else ''
+        got = parse_judgements(text, len(tests)) if pred else parse_step_answers(text, len(tests))
+        k = next((i for i, (g, t) in enumerate(zip(got, truth)) if g is None or g != t), None)
+        error = None
+        if k is not None:
+            g, t = got[k], truth[k]
+            kind, detail = (('no answer', None) if g is None else ('wrong judgement', f"said {'Yes' if g else 'No'}") if pred
+                            else ('overcount' if g > t else 'undercount', f"off by {g - t:+d}"))
+            error = FirstError(k + 1, kind, f"{'pair' if pred else 'call'} {k + 1}" + (f": {detail}" if detail else ''))
+        show = (lambda x: '' if x is None else 'Yes' if x else 'No') if pred else (lambda x: '' if x is None else str(x))
+        scores = score_response(item, text) | {'presentation': self.config.presentation}
+        return Reading(got if any(g is not None for g in got) else None, json.dumps(got), bool(scores['correct']), scores, error,
+                       (len(tests) if k is None else k) / len(tests), [show(g) for g in got], self.reference(item),
+                       f"{scores['judgements_correct']} of {len(tests)} right")
 
-    def summarize(self, scores: pd.DataFrame) -> pd.DataFrame:
-        "The paper's table 3 columns."
-        return summarize_scores(scores)
+    def reference(self, item: dict) -> str:
+        "The final lines of a perfect answer: `Pair k: Yes|No` or `Call k: <steps>`."
+        if item['task'] == 'predict': return '\n'.join(f"Pair {k}: {'Yes' if c['matches'] else 'No'}" for k, c in enumerate(item['tests'], 1))
+        return '\n'.join(f"Call {k}: {c['steps']}" for k, c in enumerate(item['tests'], 1))
 
-    def tables(self, scores: pd.DataFrame) -> dict:
+    def layout(self, item: dict) -> ItemLayout:
+        "The program as the model saw it, one row per pair or call."
+        pred, tests = item['task'] == 'predict', item['tests']
+        hidden = self.config.presentation == 'hidden' or pred
+        labels = [f"Pair {k}: main({c['input']}) returns {c['shown_output']}" if pred else f"Call {k}: main({c['input']})" for k, c in enumerate(tests, 1)]
+        target = [('Yes' if c['matches'] else 'No') if pred else str(c['steps']) for c in tests]
+        return ItemLayout(item['program'] if hidden else item['program_visible'], labels, target,
+                          {'task': item['task'], 'composition': item['composition'], 'mean steps': round(float(item['mean_steps']), 1)})
+
+    def splits(self, data_dir) -> list:
+        "The subsets of an SX data folder (its `sx_dataset.json`)."
+        card = Path(data_dir) / 'sx_dataset.json'
+        try: return list(json.loads(card.read_text())['splits'])
+        except (OSError, ValueError, KeyError, TypeError): raise SXDataError(f"{data_dir} holds no SX data set (no readable sx_dataset.json)") from None
+
+    def tables(self, scores: pd.DataFrame, items: dict | None = None) -> dict:
         "Table 3 (sample accuracy per subset) and figure 4's accuracy per composition paradigm."
         return {'Table 3 (sample accuracy, %)': summarize_scores(scores), 'Figure 4: accuracy per composition (%)': composition_accuracy(scores)}
 
     def response_problem(self, item: dict, response: str) -> str | None:
         "Why a response holds no usable answer (the runner counts these), or None."
-        n = len(item['tests'])
-        got = parse_judgements(response, n) if item['task'] == 'predict' else parse_step_answers(response, n)
-        if all(g is None for g in got): return 'no final answers'
+        got = self.read(item, response).answer
+        if got is None: return 'no final answers'
         return 'some answers missing' if any(g is None for g in got) else None
 
 # %% ../../nbs/34_sx_benchmark.ipynb #820350ba
@@ -247,33 +281,48 @@ def generate(self: SXBenchmark, out, config=None, limit=None, seed=None, workers
     return f"wrote an SX data set to {out}\n" + t2.to_string(index=False, float_format=lambda v: f"{v:.2f}")
 
 # %% ../../nbs/34_sx_benchmark.ipynb #e050d4c8
-class SXSimulatedModel(Model):
+class SXSimulatedModel(SimulatedModel):
     "Answers SX prompts from the prompt's expected answers, each right with probability `accuracy` (not a language model)."
-    kind, simulated, batch_size = 'chat', True, 64
+    label, defaults = 'sx-simulated', {'accuracy': 0.9, 'seed': 0}
 
-    def __init__(self, accuracy: float = 0.9, seed: int = 0):
-        if not 0 <= accuracy <= 1: raise ValueError(f"accuracy must be between 0 and 1, got {accuracy}")
-        self.accuracy, self.seed, self.name = accuracy, seed, f"sx-simulated(accuracy={accuracy},seed={seed})"
-
-    def _one(self, p) -> Completion:
-        truth = p.meta.get('expected')
-        if truth is None: return Completion('', finish_reason='error', error='the SX simulated model needs an SX prompt (meta.expected)')
-        rng = random.Random(int.from_bytes(hashlib.sha256(repr((self.seed, p.meta.get('id'), p.meta.get('voter'))).encode()).digest()[:8], 'big'))
+    def answer(self, p, rng) -> tuple[str, dict]:
+        "Each expected answer kept with probability `accuracy`, else a judgement flipped or a count off by one or two."
+        truth = p.meta['expected']
         right = [rng.random() < self.accuracy for _ in truth]
         if p.meta['task'] == 'predict':
             lines = [f"Pair {k}: {'Yes' if (t == r) else 'No'}" for k, (t, r) in enumerate(zip(truth, right), 1)]
         else: lines = [f"Call {k}: {t if r else t + rng.choice((-2, -1, 1, 2))}" for k, (t, r) in enumerate(zip(truth, right), 1)]
-        text = "Working through the program.\n" + "\n".join(lines)
-        return Completion(text, None, len(text) // 4 + 1, 0.0, 'stop', None, {'simulated': True, 'right': right})
-
-    def generate(self, prompts, params=None, seeds=None):
-        "For each prompt, `params.n` simulated answers."
-        prompts, params = prepare(prompts, params)
-        return [[self._one(p)] * params.n for p in prompts]
+        return "Working through the program.\n" + "\n".join(lines), {'right': right}
 
 # %% ../../nbs/34_sx_benchmark.ipynb #1f80c4e7
-def load_sx_simulated(arg: str = '', *, accuracy: float = 0.9, seed: int = 0) -> SXSimulatedModel:
-    "The SX simulated model of `simulated:accuracy=0.9,seed=0`."
-    return SXSimulatedModel(float(accuracy), int(seed))
+def load_sx_simulated(arg: str = '', **options) -> SXSimulatedModel:
+    "The SX simulated model of `simulated:accuracy=0.9,seed=0` options."
+    return SXSimulatedModel.from_options(options)
 
-SXBenchmark.simulated_loader = staticmethod(load_sx_simulated)
+SXBenchmark.Simulated = SXSimulatedModel
+
+@patch
+def corruptions(self: SXBenchmark, item: dict) -> list:
+    "The reference with one pair's judgement flipped or one call's count off by one."
+    key = 'matches' if item['task'] == 'predict' else 'steps'
+    flip = lambda v: (not v) if isinstance(v, bool) else v + 1
+    return [self.reference({**item, 'tests': [{**c, key: flip(c[key])} if j == k else c for j, c in enumerate(item['tests'])]})
+            for k in range(len(item['tests']))]
+
+@patch
+def stream_item(self: SXBenchmark, index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
+    "Item `index` of an endless stream: a new composite program of the split's subset (the subsets in turn when none)."
+    import dataclasses
+    from l0kit.sx.data import composition_plan, generate_sample
+    from l0kit.harness.sandbox import Sandbox
+    cfg = config if isinstance(config, SXConfig) else SXConfig.from_dict(config or {})
+    cfg = dataclasses.replace(cfg, seed=stream_seed(seed, index))
+    sub = cfg.subset(split or cfg.subsets[index % len(cfg.subsets)].name)
+    if getattr(self, '_sandboxes', None) is None: self._sandboxes = tuple(Sandbox(3.0, 512, hash_seed=h, trusted=True) for h in (0, 1))
+    return generate_sample(cfg, sub.name, 0, self._sandboxes, composition_plan(cfg, sub)[0]) | {'id': f"stream-{index:08d}"}
+
+@patch
+def close(self: SXBenchmark):
+    "Close the sandboxes a stream opened."
+    for sb in getattr(self, '_sandboxes', None) or (): sb.close()
+    self._sandboxes = None

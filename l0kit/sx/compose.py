@@ -10,12 +10,10 @@ from functools import lru_cache
 from .atomic import ATOMIC_CLASSES, instances_of
 
 # %% auto #0
-__all__ = ['KINDS', 'GenerationError', 'random_chain', 'Composite', 'compose_sequential', 'compose_selective', 'compose_loop',
-           'compose']
+__all__ = ['KINDS', 'random_chain', 'Composite', 'compose_sequential', 'compose_selective', 'compose_loop', 'compose']
 
 # %% ../../nbs/32_sx_compose.ipynb #34107cab
-class GenerationError(RuntimeError):
-    "The generator could not produce a sample under the given configuration."
+from ..harness.config import GenerationError  # the harness's one class
 
 KINDS = ('sequential', 'selective', 'loop')
 

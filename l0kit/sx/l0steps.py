@@ -8,12 +8,13 @@ import ast
 import pandas as pd
 from ..harness.sandbox import Sandbox
 from .stepcount import SEMANTICS_VERSION, count_steps, StepCountError
+from ..harness.config import DataError
 
 # %% auto #0
 __all__ = ['L0StepsError', 'l0_signature', 'l0_computation_steps', 'l0_step_counts', 'l0_step_table']
 
 # %% ../../nbs/30a_sx_l0steps.ipynb #fd4b7ee5
-class L0StepsError(ValueError):
+class L0StepsError(DataError):
     "An L0 item that cannot be counted (no function, inputs that do not match its signature)."
 
 def l0_signature(program: str) -> tuple[str, tuple[str, ...]]:

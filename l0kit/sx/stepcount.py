@@ -8,6 +8,7 @@ import ast
 from functools import lru_cache
 from fastcore.basics import patch
 from ..harness.sandbox import Sandbox, SandboxResult
+from ..harness.config import DataError
 
 # %% auto #0
 __all__ = ['SEMANTICS_VERSION', 'COUNTER', 'STEP_HARNESS', 'StepCountError', 'UnsupportedProgram', 'NotStatementExact',
@@ -19,7 +20,7 @@ SEMANTICS_VERSION = "sx-py-v1"  # stored with every count the kit produces
 COUNTER = "run_steps"  # the counter's name, as in the paper
 
 # %% ../../nbs/30_sx_stepcount.ipynb #5c15694f
-class StepCountError(Exception):
+class StepCountError(DataError):
     "Base class of the step counter's errors."
 
 class UnsupportedProgram(StepCountError):
