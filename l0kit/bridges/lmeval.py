@@ -4,29 +4,31 @@
 
 # %% ../../nbs/60_bridges_lmeval.ipynb #ec6288b5
 from __future__ import annotations
-import json, re
+import json, re, warnings
 from dataclasses import asdict
 from functools import cached_property
 from pathlib import Path
+import numpy as np
 import pandas as pd
+from fastcore.basics import patch
 import yaml
 import l0kit
-from ..harness.config import ConfigError
-from ..harness.models import estimate_tokens
+from ..harness.config import ConfigError, safe_name
+from ..harness.scoring import majority_index, pass_at_k
 from ..harness.prompt import Prompt
 from ..harness.runner import RunConfig, generation_budget
-from .answers import TOOL_NAMES, as_benchmark, record_scores, reference_answer, sample_metrics
+from .answers import as_benchmark, record_scores, sample_metrics
 
 # %% auto #0
-__all__ = ['GLUE', 'TokenCounter', 'lmeval_docs', 'table_metrics', 'python_name', 'decoding_kwargs', 'task_yaml',
-           'sample_metrics_names', 'TaskBinding', 'kit_task_class', 'export_lmeval']
+__all__ = ['GLUE', 'TokenCounter', 'lmeval_docs', 'vote_metrics', 'python_name', 'decoding_kwargs', 'task_yaml', 'python_module',
+           'TaskBinding', 'complete_rows', 'kit_task_class', 'export_lmeval']
 
 # %% ../../nbs/60_bridges_lmeval.ipynb #a5d60d5c
 class TokenCounter:
-    "Counts tokens with a Hugging Face tokenizer (a local path or name), or with the kit's estimate when none is given."
+    "Counts tokens with a Hugging Face tokenizer (a local path or name), or bounds them by UTF-8 bytes when none is given."
     def __init__(self, tokenizer: str | None = None):
         self.tokenizer = tokenizer
-        self.name = f"tokenizer {tokenizer}" if tokenizer else 'estimate (characters / 2)'
+        self.name = f"tokenizer {tokenizer}" if tokenizer else 'upper bound (UTF-8 bytes)'
 
     @cached_property
     def _tok(self):
@@ -34,7 +36,7 @@ class TokenCounter:
         return AutoTokenizer.from_pretrained(self.tokenizer)
 
     def count_tokens(self, text: str) -> int:
-        return len(self._tok(text, add_special_tokens=False)['input_ids']) if self.tokenizer else estimate_tokens(text)
+        return len(self._tok(text, add_special_tokens=False)['input_ids']) if self.tokenizer else len(text.encode('utf-8'))
 
 # %% ../../nbs/60_bridges_lmeval.ipynb #75f888d4
 def lmeval_docs(bench, items: list, run: RunConfig, voters: int, counter: TokenCounter) -> list[dict]:
@@ -42,7 +44,7 @@ def lmeval_docs(bench, items: list, run: RunConfig, voters: int, counter: TokenC
     bench.prepare(items)
     docs = []
     for it in items:
-        ref = reference_answer(bench, it)
+        ref = bench.reference(it)
         for v in range(voters):
             p = Prompt.coerce(bench.build_prompt(it, v, run.seed))
             if [m['role'] for m in p.messages] != ['user']:
@@ -53,16 +55,13 @@ def lmeval_docs(bench, items: list, run: RunConfig, voters: int, counter: TokenC
     return docs
 
 # %% ../../nbs/60_bridges_lmeval.ipynb #e5969f1b
-def table_metrics(bench, split: str, voters: int) -> dict:
-    "Aggregate metrics of a task: name -> (table options, table name, row, column, scale)."
-    if bench.name == 'l0' and voters > 1:
-        t = f'Table 1 (k = {voters})'
-        return {f'trace_accuracy_majvote@{voters}': ({'k': voters}, t, split, f'Trace Acc. majvote@{voters}', 0.01),
-                f'steps_to_error_majvote@{voters}': ({'k': voters}, t, split, f'Steps to Err. majvote@{voters}', 1.0),
-                f'pass@{voters}': ({'k': voters}, t, split, f'Trace Acc. pass@{voters}', 0.01)}
-    if bench.name == 'core':
-        return {m: ({}, 'Table 1', 0, m, 1.0 if m == 'Cons.' else 0.01) for m in ('I', 'I_s', 'W', 'W_s', 'RCS', 'Cons.')}
-    return {}
+def vote_metrics(bench, voters: int) -> dict:
+    "Aggregate metrics of a task: name -> ('vote', metric) for majvote, ('pass', k), or ('table', table, row, column, scale)."
+    out = {}
+    if voters > 1:
+        out |= {f"{m}_majvote@{voters}": ('vote', m) for m in bench.metrics}
+        out[f"pass@{voters}"] = ('pass', voters)
+    return out | {m: ('table',) + tuple(cell) for m, cell in bench.aggregates.items()}
 
 def python_name(metric: str) -> str:
     "A metric's name as a Python identifier (`pass@3` -> `agg_pass_at_3`)."
@@ -81,18 +80,17 @@ def task_yaml(name: str, bench, docs_file: Path, run: RunConfig, aggregates: dic
              'test_split': 'test', 'output_type': 'generate_until', 'doc_to_text': 'prompt', 'doc_to_target': 'reference',
              'num_fewshot': 0, 'repeats': 1, 'generation_kwargs': decoding_kwargs(run) | {'max_gen_toks': 256}}
     if gen_prefix: plain['gen_prefix'] = 'assistant_prefix'
-    metrics = [f"  - metric: {m}\n    aggregation: mean\n    higher_is_better: true"
-               for m in sample_metrics_names(bench)]
-    metrics += [f"  - metric: '{m}'\n    aggregation: !function {name}.{python_name(m)}\n    higher_is_better: true" for m in aggregates]
+    module = python_module(name)
+    metrics = [f"  - metric: '{m}'\n    aggregation: !function {module}.{python_name(m)}\n    higher_is_better: true"
+               for m in list(bench.metrics) + list(aggregates)]
     head = f"# Written by `l0kit export lm-eval` (l0kit {l0kit.__version__}): scoring runs in the installed l0kit.\n"
-    return (head + f"class: !function {name}.KitTask\nprocess_results: !function {name}.process_results\n" +
+    return (head + f"class: !function {module}.KitTask\nprocess_results: !function {module}.process_results\n" +
             yaml.safe_dump(plain, sort_keys=False, allow_unicode=True) + "metric_list:\n" + "\n".join(metrics) + "\n" +
             yaml.safe_dump({'metadata': {'version': 1.0, 'l0kit': meta}}, sort_keys=False))
 
-def sample_metrics_names(bench) -> list[str]:
-    "The per-sample metric names of a benchmark."
-    from l0kit.bridges.answers import SAMPLE_METRICS
-    return list(SAMPLE_METRICS[bench.name])
+def python_module(name: str) -> str:
+    "The task's Python file name without `.py`: an identifier made of the task name (`l0bench_easy.v1` -> `l0bench_easy_v1`)."
+    return re.sub(r'\W', '_', name)
 
 # %% ../../nbs/60_bridges_lmeval.ipynb #7a3f9494
 class TaskBinding:
@@ -110,18 +108,45 @@ class TaskBinding:
         return {it['id']: it for it in map(json.loads, lines)}
 
     def process_results(self, doc: dict, results: list) -> dict:
-        "lm-eval's per-document metrics: the paper's per-sample metrics and, for aggregates, the report's score row."
-        scores = record_scores(self.bench, self.items[doc['id']], results[0], doc['voter'])
-        return sample_metrics(self.bench, scores) | {m: scores for m in self.spec['aggregates']}
+        "lm-eval's per-document values: one row (item, voter, vote key, per-sample metrics, score row) for every metric."
+        item = self.items[doc['id']]
+        scores = record_scores(self.bench, item, results[0], doc['voter'])
+        row = {'id': doc['id'], 'voter': doc['voter'], 'key': scores['key'], 'values': sample_metrics(self.bench, scores),
+               'correct': bool(scores['correct'])}
+        if any(a[0] == 'table' for a in self.spec['aggregates'].values()): row['scores'] = scores
+        return {m: row for m in list(self.bench.metrics) + list(self.spec['aggregates'])}
 
-    def aggregation(self, metric: str):
-        "The lm-eval aggregation of an aggregate metric: a cell of the benchmark's table over the score rows."
-        options, table, row, column, scale = self.spec['aggregates'][metric]
-        def aggregate(rows: list) -> float:
-            t = self.bench.tables(pd.DataFrame(rows), **options)[table]
-            return float(t.loc[row, column]) * scale
-        aggregate.__name__ = python_name(metric)
-        return aggregate
+# %% ../../nbs/60_bridges_lmeval.ipynb #6473581c
+def complete_rows(rows: list, voters: int) -> tuple[list, bool]:
+    "(the rows of the items whose every voter answered, whether any item is complete); all rows when none is."
+    n = {}
+    for r in rows: n[r['id']] = n.get(r['id'], 0) + 1
+    keep = [r for r in rows if n[r['id']] >= voters]
+    return (keep, True) if keep else (rows, False)
+
+# %% ../../nbs/60_bridges_lmeval.ipynb #1f70f3b6
+@patch
+def aggregation(self: TaskBinding, metric: str):
+    "The lm-eval aggregation of a metric, over the items whose every voter answered."
+    voters, how = self.spec['run_config']['voters'], self.spec['aggregates'].get(metric, ('mean', metric))
+    def aggregate(rows: list) -> float:
+        rows, complete = complete_rows(rows, voters)
+        if how[0] == 'mean': return float(np.mean([r['values'][metric] for r in rows]))
+        if not complete:
+            warnings.warn(f"{metric}: no item has all its {voters} voters among the documents (lm_eval --limit?): "
+                          f"use a --limit that is a multiple of {voters}")
+            return float('nan')
+        by_item = {}
+        for r in sorted(rows, key=lambda r: (r['id'], r['voter'])): by_item.setdefault(r['id'], []).append(r)
+        if how[0] == 'vote':
+            return float(np.mean([g[majority_index([r['key'] for r in g])]['values'][how[1]] for g in by_item.values()]))
+        if how[0] == 'pass':
+            return float(np.mean([pass_at_k(len(g), sum(r['correct'] for r in g), how[1]) for g in by_item.values()]))
+        _, table, row, column, scale = how
+        t = self.bench.tables(pd.DataFrame([r['scores'] for r in rows]), items=self.items)[table]
+        return float(t.loc[row, column] if row in t.index else t.iloc[int(row)][column]) * scale
+    aggregate.__name__ = python_name(metric)
+    return aggregate
 
 # %% ../../nbs/60_bridges_lmeval.ipynb #2740aff5
 def kit_task_class():
@@ -138,36 +163,33 @@ def kit_task_class():
     return KitTask
 
 # %% ../../nbs/60_bridges_lmeval.ipynb #92a5034d
-GLUE = '''"""lm-evaluation-harness glue of the task {name}, written by `l0kit export lm-eval`: scoring is the installed l0kit's."""
+GLUE = '''"""lm-evaluation-harness glue of an l0kit task, written by `l0kit export lm-eval`: scoring is the installed l0kit's."""
 from pathlib import Path
 from l0kit.bridges.lmeval import TaskBinding, kit_task_class
 
-_task = TaskBinding(Path(__file__).with_name('{name}.kit.json'))
+_task = TaskBinding(Path(__file__).with_name({spec!r}))
 KitTask, process_results = kit_task_class(), _task.process_results
 '''
 
-def _slim(bench, item: dict) -> dict:
-    return {k: v for k, v in item.items() if not (bench.name == 'l0' and k == 'demo_traces')}
-
 def export_lmeval(data, split: str, out, benchmark: str = 'l0', run: RunConfig | None = None, settings: dict | None = None,
                   limit: int | None = None, tokenizer: str | None = None) -> Path:
-    "Write the lm-eval task `<benchmark>_<split>` for a split of a data set into the folder `out`; returns its YAML."
+    "Write the lm-eval task `<tool name>_<split>` for a split of a data set into the folder `out`; returns its YAML."
     run, bench = run or RunConfig(), as_benchmark(benchmark, settings)
     voters, counter = run.voters or bench.default_voters, TokenCounter(tokenizer)
     items = bench.load(data, split, limit)
     if not items: raise ConfigError(f"split {split!r} of {data} has no items")
-    name, out = f"{TOOL_NAMES[bench.name]}_{split}", Path(out)
+    name, out = f"{bench.label}_{safe_name(split, 'split')}", Path(out)  # a split name becomes file names: a plain name only
     out.mkdir(parents=True, exist_ok=True)
     docs = lmeval_docs(bench, items, run, voters, counter)
-    aggregates = table_metrics(bench, split, voters)
+    aggregates = vote_metrics(bench, voters)
     spec = {'benchmark': bench.name, 'settings': bench.settings(), 'run_config': asdict(run) | {'voters': voters}, 'split': split,
             'data': str(Path(data).resolve()), 'limit': limit, 'items_file': f'{name}.items.jsonl', 'budget_counted_with': counter.name,
             'aggregates': aggregates, 'kit_version': l0kit.__version__}
-    (out / f'{name}.items.jsonl').write_text(''.join(json.dumps(_slim(bench, it)) + '\n' for it in items))
+    (out / f'{name}.items.jsonl').write_text(''.join(json.dumps(bench.export_item(it)) + '\n' for it in items))
     (out / f'{name}.docs.jsonl').write_text(''.join(json.dumps(d) + '\n' for d in docs))
     (out / f'{name}.kit.json').write_text(json.dumps(spec, indent=1))
-    glue = GLUE.format(name=name) + ''.join(f"{python_name(m)} = _task.aggregation({m!r})\n" for m in aggregates)
-    (out / f'{name}.py').write_text(glue)
+    glue = GLUE.format(spec=f'{name}.kit.json') + ''.join(f"{python_name(m)} = _task.aggregation({m!r})\n" for m in list(bench.metrics) + list(aggregates))
+    (out / f'{python_module(name)}.py').write_text(glue)
     meta = {k: spec[k] for k in ('benchmark', 'settings', 'run_config', 'split', 'data', 'budget_counted_with', 'kit_version')}
     y = out / f'{name}.yaml'
     y.write_text(task_yaml(name, bench, out / f'{name}.docs.jsonl', run, aggregates, meta, any(d['assistant_prefix'] for d in docs)))

@@ -187,6 +187,7 @@ class CoreBenchmark(Benchmark):
     name, paper, Config, default_voters = 'core', 'CoRE (2025)', CoreEvalConfig, 1
     tool_name, DataConfig = 'corebench', CoreConfig
     metrics = {'correct': 'correct'}
+    aggregates = {m: ('Table 1', 0, m, 1.0 if m == 'Cons.' else 0.01) for m in ('I', 'I_s', 'W', 'W_s', 'RCS', 'Cons.')}
     citation = ("@article{gao2025core,\n  title={CoRE: A Fine-Grained Code Reasoning Benchmark Beyond Output Prediction},\n  author={Gao, Jun "
                 "and Peng, Yun and Qiao, Qian and Zhou, Changhai and Zhou, Yuhua and Zhang, Shiyang and Weng, Shichao and Xing, Zhenchang "
                 "and Ren, Xiaoxue},\n  year={2025}\n}")
@@ -306,7 +307,7 @@ def figures(self: CoreBenchmark, scores: pd.DataFrame, label: str = 'model') -> 
     return {'core_families': family_heatmap(family_table(scores, by=[]).rename(index={0: label}))}
 
 @patch
-def generate(self: CoreBenchmark, out, config=None, limit=None, seed=None, workers=1) -> str:
+def generate(self: CoreBenchmark, out, config=None, limit=None, seed=None, workers=1, progress=None) -> str:
     "Build the CoRE-style set into `out`; a summary to print."
     cfg = CoreConfig.from_yaml(config) if config else CoreConfig()
     if seed is not None: cfg.seed = seed

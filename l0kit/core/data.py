@@ -242,7 +242,7 @@ def write_core_set(build: CoreBuild, out_dir) -> Path:
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     path = out / f"{build.meta['split']}.jsonl"
     path.write_text(''.join(json.dumps(i, sort_keys=True) + '\n' for i in build.items), encoding='utf-8')
-    (out / 'card.json').write_text(json.dumps({'stats': build.stats, **build.meta}, indent=1, sort_keys=True), encoding='utf-8')
+    (out / 'card.json').write_text(json.dumps({'benchmark': 'core', 'splits': [build.meta['split']], 'stats': build.stats, **build.meta}, indent=1, sort_keys=True), encoding='utf-8')
     return path
 
 def read_core_items(data_dir, split: str = 'test', limit: int | None = None) -> list[dict]:

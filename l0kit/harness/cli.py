@@ -4,13 +4,14 @@
 
 # %% ../../nbs/09_cli.ipynb #04a6a6d2
 from __future__ import annotations
-import argparse, importlib, inspect, sys
+import argparse, importlib, sys
 import l0kit
-from .benchmark import benchmark_names, get_benchmark
-from .config import ConfigError
+from .benchmark import benchmark_names, check_options, get_benchmark, parse_set
+from .config import ConfigError, DataError
+from .models import ModelError
 
 # %% auto #0
-__all__ = ['COMMANDS', 'cmd_generate', 'build_parser', 'main']
+__all__ = ['COMMANDS', 'RENAMED', 'USER_ERRORS', 'cmd_generate', 'build_parser', 'main']
 
 # %% ../../nbs/09_cli.ipynb #d801083e
 def _progress(total: int, desc: str):
@@ -23,21 +24,37 @@ def _progress(total: int, desc: str):
     return update
 
 def cmd_generate(args) -> int:
-    "Generate a data set of any benchmark."
+    "Generate a data set of any benchmark; its generator's options are declared (`generate_options`) and set with --set."
     bench = get_benchmark(args.benchmark)
-    takes = inspect.signature(bench.generate).parameters
-    extra = {k: getattr(args, k) for k in ('preset', 'show') if getattr(args, k) not in (None, False)}
-    if unknown := [k for k in extra if k not in takes]:
-        raise ConfigError(f"--{unknown[0]} is not an option of {args.benchmark}'s generator")
-    if 'progress' in takes and not args.quiet: extra['progress'] = _progress(0, f"generate {args.benchmark}")
-    try: print(bench.generate(args.out, config=args.config, limit=args.limit, seed=args.seed, workers=args.workers, **extra))
+    given = parse_set(args.set) | {k: getattr(args, k) for k in ('preset', 'show') if getattr(args, k) not in (None, False)}
+    if unknown := sorted(set(given) - set(bench.generate_options)):
+        raise ConfigError(f"{args.benchmark}'s generator takes no option {', '.join(unknown)}; it takes: {', '.join(bench.generate_options) or 'none'}")
+    opts = check_options(bench.generate_options, given, f"{args.benchmark}'s generator")
+    progress = None if args.quiet else _progress(0, f"generate {args.benchmark}")
+    try: print(bench.generate(args.out, config=args.config, limit=args.limit, seed=args.seed, workers=args.workers, progress=progress, **opts))
     finally:
-        if 'progress' in extra: extra['progress'].close()
+        if progress: progress.close()
     return 0
 
 # %% ../../nbs/09_cli.ipynb #8d8d94e6
-COMMANDS = ['l0kit.harness.eval_cli', 'l0kit.harness.report_cli', 'l0kit.l0.cli', 'l0kit.procbench.benchmark', 'l0kit.bridges.hf',
-            'l0kit.harness.viewer']
+COMMANDS = ['l0kit.harness.eval_cli', 'l0kit.harness.report_cli', 'l0kit.bridges.export_cli', 'l0kit.harness.viewer']
+RENAMED = {'trace': ('l0', 'trace'), 'import-release': ('l0', 'import-release'), 'procbench-check': ('procbench', 'check')}  # old spelling -> (benchmark, verb), kept for one release
+
+def _benchmark_commands(sub):
+    "`l0kit NAME VERB ...` for every benchmark with commands of its own (`register_cli`), and the old spellings as aliases."
+    for name in benchmark_names():
+        probe = argparse.ArgumentParser(add_help=False).add_subparsers()
+        get_benchmark(name).register_cli(probe)
+        if not probe.choices: continue
+        b = sub.add_parser(name, help=f"{name}'s own commands: {', '.join(probe.choices)}")
+        get_benchmark(name).register_cli(b.add_subparsers(dest='verb', required=True))
+    for old, (name, verb) in RENAMED.items():
+        holder = argparse.ArgumentParser(add_help=False).add_subparsers()
+        get_benchmark(name).register_cli(holder)
+        a = sub.add_parser(old, parents=[], help=f"(renamed: `l0kit {name} {verb}`; this spelling goes in the next release)",
+                           add_help=True, conflict_handler='resolve')
+        for action in holder.choices[verb]._actions[1:]: a._add_action(action)
+        a.set_defaults(**{**holder.choices[verb]._defaults, 'renamed_to': f"l0kit {name} {verb}"})
 
 def build_parser() -> argparse.ArgumentParser:
     "The `l0kit` argument parser with every subcommand."
@@ -47,24 +64,29 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser('generate', help='generate a data set of any benchmark')
     g.add_argument('--benchmark', default='l0', choices=benchmark_names(), help='which benchmark (default: l0)')
     g.add_argument('--out', required=True, help='output folder')
-    g.add_argument('--config', help="YAML file of the benchmark's data set config")
+    g.add_argument('--config', help="YAML file of the benchmark's data settings (its DataConfig)")
     g.add_argument('--seed', type=int, help="generation seed (default: the config's, 0)")
-    g.add_argument('--limit', type=int, help='programs per split (l0), items per task (procbench), samples per subset (sx), problems (core)')
+    g.add_argument('--limit', type=int, help='items per split (l0: programs, procbench: items per task, sx: samples per subset, core: problems)')
     g.add_argument('--workers', type=int, default=1, help='processes (the data set does not depend on it)')
-    g.add_argument('--preset', help='l0: base | small (ignored with --config)')
-    g.add_argument('--show', action='store_true', help='l0: print one rendered example')
+    g.add_argument('--set', action='append', metavar='KEY=VALUE', help="an option of the benchmark's generator (repeatable), e.g. --set preset=base for l0")
+    g.add_argument('--preset', help="shortcut for --set preset=NAME (l0: base | small | ...)")
+    g.add_argument('--show', action='store_true', help='shortcut for --set show=true: print one rendered example')
     g.add_argument('--quiet', action='store_true', help='no progress bar')
     g.set_defaults(func=cmd_generate)
     for mod in COMMANDS: importlib.import_module(mod).register_cli(sub)
+    _benchmark_commands(sub)
     return p
 
 # %% ../../nbs/09_cli.ipynb #5cc22e5e
+USER_ERRORS = (ConfigError, DataError, ModelError, FileNotFoundError, PermissionError, ValueError, ConnectionError, OSError)
+
 def main(argv=None) -> int:
-    "Run the `l0kit` command."
-    from l0kit.harness.eval_cli import USER_ERRORS
+    "Run the `l0kit` command: every user error is caught here, once, and printed as one line naming the command."
     args = build_parser().parse_args(argv)
+    name = args.command if args.command not in benchmark_names() else f"{args.command} {args.verb}"
+    if getattr(args, 'renamed_to', None): print(f"note: `l0kit {args.command}` is now `{args.renamed_to}`; the old spelling goes in the next release", file=sys.stderr)
     try: return args.func(args) or 0
     except KeyboardInterrupt as e:
-        print(f"interrupted: {e or 'completed work is kept on disk'}", file=sys.stderr); return 130
-    except USER_ERRORS + (ValueError, RuntimeError, ConnectionError, OSError) as e:
-        print(f"l0kit {args.command}: error: {e}", file=sys.stderr); return 2
+        print(f"l0kit {name}: interrupted: {e or 'completed work is kept on disk'}", file=sys.stderr); return 130
+    except USER_ERRORS as e:
+        print(f"l0kit {name}: error: {e}", file=sys.stderr); return 2

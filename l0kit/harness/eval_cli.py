@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse, dataclasses, sys
 from pathlib import Path
 import yaml
-from .benchmark import benchmark_names, get_benchmark, model_for, DataError
+from .benchmark import benchmark_names, benchmark_of, get_benchmark, model_for, DataError
 from .config import ConfigError, read_yaml_mapping
 from .models import MODEL_KINDS, ModelError
 from .prompt import PromptError
@@ -33,7 +33,9 @@ def settings_from_args(args) -> tuple[RunConfig, dict]:
     "The run settings and the benchmark settings of parsed `eval` arguments."
     run, bench = _file_settings(args.config)
     run.update({k: getattr(args, k) for k in _RUN_FLAGS if getattr(args, k, None) is not None})
-    bench.update({k: getattr(args, k) for k in _L0_FLAGS if getattr(args, k, None) is not None})
+    if old := {k: getattr(args, k) for k in _L0_FLAGS if getattr(args, k, None) is not None}:
+        print(f"note: --{', --'.join(k.replace('_', '-') for k in old)} will go in the next release: write --set {' --set '.join(f'{k}={v}' for k, v in old.items())}", file=sys.stderr)
+        bench.update(old)
     for kv in args.set or []:
         key, eq, value = kv.partition('=')
         if not eq or not key: raise ConfigError(f"--set takes KEY=VALUE, got {kv!r}")
@@ -44,8 +46,8 @@ def settings_from_args(args) -> tuple[RunConfig, dict]:
 # %% ../../nbs/09a_eval_cli.ipynb #62b9069d
 def add_eval_arguments(p: argparse.ArgumentParser):
     "The `eval` subcommand's arguments."
-    p.add_argument('--benchmark', default='l0', choices=benchmark_names(), help='which benchmark (default: l0)')
-    p.add_argument('--data', required=True, help='data set folder')
+    p.add_argument('--benchmark', choices=benchmark_names(), help="which benchmark (default: the one the data folder's card names)")
+    p.add_argument('--data', required=True, help='data set folder (its card names the benchmark)')
     p.add_argument('--split', required=True, help='split name (e.g. short)')
     p.add_argument('--model', default='smollm2', help="model spec (see `l0kit models`; `simulated[:OPTIONS]` is the benchmark's own simulated model)")
     p.add_argument('--out', required=True, help='run folder (created, or resumed when it exists)')
@@ -60,12 +62,9 @@ def add_eval_arguments(p: argparse.ArgumentParser):
     p.add_argument('--top-p', type=float, help='nucleus mass when sampling')
     p.add_argument('--max-new-tokens-cap', type=int, help='upper bound on any generation budget')
     p.add_argument('--stop', action='append', help='a stop string (repeatable), e.g. --stop "```"')
-    l0 = p.add_argument_group('L0-Bench settings (shortcuts for --set)')
-    l0.add_argument('--shots', type=int, help='demonstrations per prompt (paper: 4)')
-    l0.add_argument('--pool-size', type=int, help='demonstration pool per program (paper: 64)')
-    l0.add_argument('--setup', help='prompt setup: default, variation_1, variation_2, zero_shot_v1..v3')
-    l0.add_argument('--think-bypass', action='store_true', default=None, help='prefix the answer to skip a <think> block')
-    l0.add_argument('--budget-margin', type=int, help='tokens allowed beyond the target trace (paper: 200)')
+    # the L0 shortcuts of earlier releases, kept for one release and hidden: `--set shots=2` is the spelling for every benchmark
+    for flag, kind in (('--shots', int), ('--pool-size', int), ('--setup', str), ('--budget-margin', int)): p.add_argument(flag, type=kind, help=argparse.SUPPRESS)
+    p.add_argument('--think-bypass', action='store_true', default=None, help=argparse.SUPPRESS)
     b = p.add_argument_group('batch files (OpenAI Batch API, `vllm run-batch`)')
     b.add_argument('--export-batch', metavar='FILE', help="write the run's pending requests to FILE and stop (no server is contacted)")
     b.add_argument('--import-batch', metavar='FILE', help='read a batch results file into the run')
@@ -92,7 +91,7 @@ def _batch(args, bench, items, run, shard) -> int:
 
 def _run(args) -> dict:
     run, options = settings_from_args(args)
-    bench = get_benchmark(args.benchmark, options)
+    bench = get_benchmark(benchmark_of(args.data, args.benchmark, 'l0'), options)
     shard = Shard.parse(args.shard)
     items = bench.load(args.data, args.split, limit=args.limit)
     if not items: raise DataError(f"split {args.split!r} of {args.data} has no items")
@@ -105,9 +104,7 @@ def _run(args) -> dict:
 # %% ../../nbs/09a_eval_cli.ipynb #0b5fa3ee
 def eval_command(args) -> int:
     "Run `l0kit eval`; the exit status."
-    try: s = _run(args)
-    except USER_ERRORS as e: _say(f"error: {e}"); return 2
-    except KeyboardInterrupt as e: _say(f"interrupted: {e}"); return 130
+    s = _run(args)  # a user error or Ctrl-C is reported by `main`, the same way for every command
     if 'batch' in s: return s['batch']
     part = f" (shard {s['shard']})" if s['shard'] != '1/1' else ''
     print(f"{s['complete']}/{s['pairs']} responses{part} in {s['run_dir']} ({s['new']} new, {s['skipped']} already there, "
@@ -122,7 +119,9 @@ def eval_command(args) -> int:
 def models_command(args) -> int:
     "Print the model spec kinds."
     for kind, (_, help) in MODEL_KINDS.items(): print(f"{kind:10} {help}")
-    print(f"{'simulated':10} the benchmark's own simulated model: `simulated[:OPTIONS]` (see each benchmark's notebook)")
+    for name in benchmark_names():  # each benchmark's simulated model, from its declaration
+        sim = get_benchmark(name).Simulated
+        if sim is not None: print(f"{'simulated':10} with --benchmark {name}: {sim.__doc__} `simulated:{','.join(f'{k}={v}' for k, v in sim.defaults.items())}`")
     return 0
 
 def register_cli(subparsers):

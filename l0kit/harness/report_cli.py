@@ -4,11 +4,12 @@
 
 # %% ../../nbs/09b_report_cli.ipynb #c5a50c12
 from __future__ import annotations
+import sys
 import l0kit
 from .report import report, report_json
 
 # %% auto #0
-__all__ = ['print_report', 'cmd_report', 'register_cli']
+__all__ = ['print_report', 'report_options', 'cmd_report', 'add_report_options', 'register_cli']
 
 # %% ../../nbs/09b_report_cli.ipynb #e93a81ce
 def print_report(r) -> None:
@@ -21,12 +22,21 @@ def print_report(r) -> None:
     print()
 
 # %% ../../nbs/09b_report_cli.ipynb #dd72c691
-_OPTIONS = ('k', 'strict', 'pass_maj', 'ci', 'compare', 'errors', 'seed')
+_OLD_FLAGS = ('k', 'strict', 'pass_maj', 'ci', 'compare', 'errors', 'seed')  # L0 flags of earlier releases, kept hidden for one release
+
+def report_options(args) -> dict:
+    "The report options of parsed arguments: `--set KEY=VALUE` pairs (checked by the benchmark), and the old L0 flags."
+    from l0kit.harness.benchmark import parse_set
+    options = parse_set(getattr(args, 'set', None))
+    if old := {k: getattr(args, k) for k in _OLD_FLAGS if getattr(args, k, None) not in (None, False)}:
+        print(f"note: --{', --'.join(k.replace('_', '-') for k in old)} will go in the next release: write "
+              f"--set {' --set '.join(f'{k}={v}' for k, v in old.items())}", file=sys.stderr)
+        options = {**old, **options}
+    return options
 
 def cmd_report(args) -> int:
     "Score run folders and print each run's tables."
-    options = {k: getattr(args, k) for k in _OPTIONS}
-    reports = report(args.runs, data=args.data, **options)
+    reports = report(args.runs, data=args.data, **report_options(args))
     if args.json: print(report_json(reports)); return 0
     for r in reports: print_report(r)
     if args.figures:
@@ -40,19 +50,20 @@ def cmd_report(args) -> int:
     return 0
 
 # %% ../../nbs/09b_report_cli.ipynb #15a2d9c9
+def add_report_options(p):
+    "`--data` and `--set` of the verbs that score runs (report, view), and the hidden L0 flags of earlier releases."
+    import argparse
+    p.add_argument('--data', help='data set folder (default: the one recorded in run.json)')
+    p.add_argument('--set', action='append', metavar='KEY=VALUE', help="a report option of the run's benchmark (repeatable), e.g. "
+                   "--set k=5 --set pass_maj=true for L0; a wrong name lists the benchmark's options")
+    for flag, kind in (('--k', int), ('--seed', int), ('--compare', str), ('--errors', str)): p.add_argument(flag, type=kind, help=argparse.SUPPRESS)
+    for flag in ('--strict', '--pass-maj', '--ci'): p.add_argument(flag, action='store_true', help=argparse.SUPPRESS)
+
 def register_cli(subparsers):
     "Add `report` to the `l0kit` command."
     p = subparsers.add_parser('report', help="score run folders of any benchmark and print the paper's tables")
     p.add_argument('runs', nargs='+', help='run folders (the shards and splits of one run merge into one report)')
-    p.add_argument('--data', help='data set folder (default: the one recorded in run.json)')
+    add_report_options(p)
     p.add_argument('--json', action='store_true', help='print the numbers as JSON (results only)')
     p.add_argument('--figures', metavar='DIR', help='save the figures (PNG, SVG) under DIR')
-    l0 = p.add_argument_group('L0-Bench options')
-    l0.add_argument('--k', type=int, default=None, help='voters for majvote@k and pass@k (default 31, capped at the run\'s)')
-    l0.add_argument('--strict', action='store_true', help='also fail responses that trace past the end of the target')
-    l0.add_argument('--pass-maj', action='store_true', help='also print tables 7/8 (pass@k and maj@k per split)')
-    l0.add_argument('--ci', action='store_true', help='also print 95%% bootstrap intervals of table 1 (resampling programs)')
-    l0.add_argument('--seed', type=int, default=None, help='seed of the bootstrap (default 0)')
-    l0.add_argument('--compare', metavar='MODEL', help="print the paper's published numbers for MODEL beside the kit's")
-    l0.add_argument('--errors', metavar='DIR', help='classify first errors and write voter_<v>/errors.jsonl under DIR')
     p.set_defaults(func=cmd_report)

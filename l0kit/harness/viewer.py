@@ -612,10 +612,12 @@ def after_run(run_dirs, out=None, data=None, item: str | None = None, file=None,
 # %% ../../nbs/08a_viewer.ipynb #8d605f2f
 def cmd_view(args) -> int:
     "Write the run page; print one item with `--show`."
+    from l0kit.harness.report_cli import report_options
+    options = report_options(args)
     if args.show is None:
-        path, rvs = write_page(args.runs, args.out, args.data, strict=args.strict)
+        path, rvs = write_page(args.runs, args.out, args.data, **options)
         print(f"wrote {path.resolve()} ({sum(rv.report.scores['id'].nunique() for rv in rvs)} items, {path.stat().st_size / 1e6:.1f} MB)")
-    else: after_run(args.runs, args.out, args.data, args.show or None, strict=args.strict)
+    else: after_run(args.runs, args.out, args.data, args.show or None, **options)
     return 0
 
 def register_cli(subparsers):
@@ -623,7 +625,7 @@ def register_cli(subparsers):
     p = subparsers.add_parser('view', help='write a self-contained HTML page of run folders: every response aligned against its target')
     p.add_argument('runs', nargs='+', help='run folders (the shards and splits of one run merge)')
     p.add_argument('--out', help='the HTML file to write (default: view.html in the first run folder)')
-    p.add_argument('--data', help='data set folder (default: the one recorded in run.json)')
     p.add_argument('--show', nargs='?', const='', default=None, metavar='ID', help="also print an item's alignment (default: the most telling)")
-    p.add_argument('--strict', action='store_true', help='L0: also fail responses that trace past the end of the target')
+    from l0kit.harness.report_cli import add_report_options
+    add_report_options(p)
     p.set_defaults(func=cmd_view)

@@ -61,6 +61,8 @@ class L0Benchmark(Benchmark):
     citation = ("@article{sun2025l0bench,\n  title={L0-Reasoning Bench: Evaluating Procedural Correctness in Language Models via Simple "
                 "Program Execution},\n  author={Sun, Simeng and Hsieh, Cheng-Ping and Ladhak, Faisal and Arakelyan, Erik and Akle Serano, "
                 "Santiago and Ginsburg, Boris},\n  year={2025}\n}")
+    generate_options = {'preset': Option('small', 'a preset data set (see l0kit.l0.dataset.PRESETS); ignored with --config', str),
+                        'show': Option(False, 'print one rendered example of the set', bool)}
     options = {
         'strict': Option(False, "also fail a response that traces past the end of the target (the paper's text; the release ignores extra lines)", bool, stage='read'),
         'k': Option(31, "voters of table 1's majvote@k and pass@k (capped at the run's)", int),

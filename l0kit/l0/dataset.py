@@ -270,6 +270,7 @@ def save_dataset(items: dict, card: dict, out_dir) -> Path:
         with gzip.open(tmp, 'wt', compresslevel=6) as f:
             for r in recs: f.write(json.dumps(r, separators=(',', ':')) + '\n')
         tmp.replace(out / f"{split}.jsonl.gz")
+    card = {'benchmark': 'l0', **card, 'splits': [s for s, n in card.get('counts', {}).items() if n] or list(items)}  # the card names its benchmark and splits
     (out / 'card.json').write_text(json.dumps(card, indent=1) + '\n')
     return out
 

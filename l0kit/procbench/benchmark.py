@@ -164,7 +164,7 @@ def load_procbench_simulated(arg: str = '', **options) -> ProcBenchSimulatedMode
 
 # %% ../../nbs/24_procbench_benchmark.ipynb #17ba66d6
 @patch
-def generate(self: ProcBenchBenchmark, out, config=None, limit=None, seed=None, workers=1) -> str:
+def generate(self: ProcBenchBenchmark, out, config=None, limit=None, seed=None, workers=1, progress=None) -> str:
     "Generate and save a ProcBench data set; a summary to print."
     cfg = ProcBenchConfig.from_yaml(config) if config else ProcBenchConfig()
     t0 = time.perf_counter()

@@ -99,7 +99,7 @@ def data_card(items: list[dict], config: ProcBenchConfig, limit: int | None = No
     return {"benchmark": "procbench", "config": asdict(config), "seed": config.seed, "limit": limit,
             "kit_version": l0kit.__version__, "python": platform.python_version(),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "sentence_source": sentence_source(),
-            "counts": {"total": len(items), "split": count("split"), "task": count("task_name")}}
+            "counts": {"total": len(items), "split": count("split"), "task": count("task_name")}, "splits": list(count("split"))}
 
 def save_dataset(items: list[dict], out_dir, config: ProcBenchConfig | None = None, limit: int | None = None) -> Path:
     "Write items as `{split}.jsonl` files and a `card.json` into `out_dir`."

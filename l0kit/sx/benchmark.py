@@ -270,7 +270,7 @@ class SXBenchmark(Benchmark):
 
 # %% ../../nbs/34_sx_benchmark.ipynb #820350ba
 @patch
-def generate(self: SXBenchmark, out, config=None, limit=None, seed=None, workers=1) -> str:
+def generate(self: SXBenchmark, out, config=None, limit=None, seed=None, workers=1, progress=None) -> str:
     "Generate an SX data set into `out`; table 2 of what was written."
     cfg = SXConfig.from_yaml(config) if config else SXConfig()
     if seed is not None: cfg.seed = seed

@@ -323,4 +323,5 @@ def write_dataset(out_dir,  # directory to write (created if missing)
                 table2=json.loads(t2.to_json(orient='records')), generation_seconds=timings, workers=workers,
                 created=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()))
     (out / 'sx_dataset.json').write_text(json.dumps(card, indent=1) + '\n')
+    (out / 'card.json').write_text(json.dumps({**card, 'splits': list(card['splits'])}, indent=1) + '\n')  # the kit's common card: benchmark and splits
     return t2
