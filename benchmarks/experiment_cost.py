@@ -13,13 +13,17 @@ import platform
 
 import numpy as np
 from pathlib import Path
+import pandas as pd
 
-from l0kit.l0.analysis import load_run
+from l0kit.harness.report import RESPONSE_COLUMNS
+from l0kit.harness.runs import read_run
 
 
 def measure(run_dir: Path) -> dict:
     "Responses, failures, tokens and generation seconds of one run directory."
-    meta, df = load_run(run_dir)
+    run = read_run(run_dir)  # the kit's one reader of run folders
+    meta = run.meta
+    df = pd.DataFrame([vars(r) for r in run.records], columns=RESPONSE_COLUMNS).drop_duplicates(['id', 'voter'], keep='last')
     failed = df['error'].notna()
     ok = df[~failed]
     batches = ok.groupby('latency_s').size()  # a batch's latency is shared by its rows

@@ -9,7 +9,9 @@ from hypothesis import given, settings, strategies as st, HealthCheck
 
 from l0kit.l0.metrics import score_trace, majority_vote, clean_response, TraceScore
 from l0kit.harness.scoring import pass_at_k, bootstrap_ci
-from l0kit.l0.analysis import load_run, score_responses, summarize_l0, pass_maj_table, report, survival_curve, MissingDataSet
+from l0kit.l0.analysis import score_responses, summarize_l0, pass_maj_table, survival_curve
+from l0kit.harness.report import group_responses, group_runs, report
+from l0kit.harness.runs import RunError
 from l0kit.l0.taxonomy import VALIDATION_PROGRAMS, _random_inputs, write_errors_jsonl, classify_errors
 from l0kit.l0.tracer import trace_program
 
@@ -144,13 +146,26 @@ def _make_run(tmp_path, voters=7, garbage=True):
     (tmp_path / "responses.jsonl").write_text("\n".join(lines) + "\n")
     return items
 
+def _save_data(items, path):
+    "The items as an L0 data set folder (what `l0kit report --data` reads)."
+    from l0kit.l0.dataset import save_dataset
+    by_split = {}
+    for it in items: by_split.setdefault(it["split"], []).append(it)
+    save_dataset(by_split, {"config": {"gen": {"max_trace_steps": 500}}, "counts": {k: len(v) for k, v in by_split.items()}}, path)
+    return path
+
+def _responses(run_dir):
+    "The run's usable records, read by the harness's one results path."
+    return group_responses(group_runs([run_dir])[0])
+
 def test_report_end_to_end(tmp_path):
-    items = _make_run(tmp_path)
-    with pytest.warns(UserWarning, match="skipped 2 unreadable"):  # a torn line, and a record with no response and no error
-        t = report(tmp_path, items=items)
-    assert t.attrs["scoring"]["k"] == 7 and t.index[-1] == "average" and set(t.index[:-1]) == {"short", "long"}
-    assert t.loc["average", "programs"] == 6
-    with pytest.warns(UserWarning): meta, resp = load_run(tmp_path)
+    (tmp_path / "run").mkdir()
+    items = _make_run(tmp_path / "run")
+    (rep,) = report([tmp_path / "run"], data=_save_data(items, tmp_path / "data"))
+    t = rep.tables["Table 1 (k = 7)"]
+    assert t.index[-1] == "average" and set(t.index[:-1]) == {"short", "long"} and t.loc["average", "programs"] == 6
+    assert any(n.startswith("2 line(s) that do not fit the record format") for n in rep.notes), rep.notes  # the cut line, the record with no response
+    resp, _ = _responses(tmp_path / "run")
     scores = score_responses(resp, items)
     assert scores.loc[scores.response.isna(), "failure"].eq("no_trace").all()
     pm = pass_maj_table(scores, ks=(1, 5, 7))
@@ -164,18 +179,23 @@ def test_report_end_to_end(tmp_path):
 
 def test_report_without_items_or_dataset(tmp_path):
     _make_run(tmp_path, garbage=False)
-    with pytest.raises(MissingDataSet, match="no `data` path"):
-        report(tmp_path)
+    with pytest.raises(RunError, match="is not here: pass its folder"):
+        report([tmp_path])
 
 def test_summary_matches_hand_computation(tmp_path):
+    "Table 1 against a count by hand: voter v of every program writes the whole trace unless v % 3 == 0 (then v + 1 lines)."
     items = _make_run(tmp_path, voters=5, garbage=False)
-    _, resp = load_run(tmp_path)
-    scores = score_responses(resp, items)
-    t = summarize_l0(scores, k=5)
+    resp, _ = _responses(tmp_path)
+    t = summarize_l0(score_responses(resp, items), k=5)
     for split in ("short", "long"):
-        s = scores[scores.split == split]
-        assert t.loc[split, "Trace Acc. single attempt"] == pytest.approx(100 * s.correct.mean())
-        assert t.loc[split, "Steps to Err. single attempt"] == pytest.approx(s.steps_to_error.mean())
+        its = [it for it in items if it["split"] == split]
+        right = [v % 3 != 0 or v + 1 >= it["steps"] for it in its for v in range(5)]
+        steps = [it["steps"] if v % 3 else min(v + 1, it["steps"]) for it in its for v in range(5)]
+        assert t.loc[split, "Trace Acc. single attempt"] == pytest.approx(100 * np.mean(right))
+        assert t.loc[split, "Steps to Err. single attempt"] == pytest.approx(np.mean(steps))
+        # the first five voters: voters 0 and 3 cut short, 1, 2 and 4 whole: the whole trace wins 3 votes to 1 and 1
+        assert t.loc[split, "Trace Acc. majvote@5"] == pytest.approx(100.0)
+        assert t.loc[split, "Trace Acc. pass@5"] == pytest.approx(100.0)
     assert t.loc["average", "Trace Acc. pass@5"] == pytest.approx(t.loc[["short", "long"], "Trace Acc. pass@5"].mean())
 
 # ---- published numbers against the paper's text -------------------------------------------------------------
@@ -258,8 +278,8 @@ def test_report_cli_all_options(tmp_path, capsys):
     for it in items: by_split.setdefault(it["split"], []).append(it)
     save_dataset(by_split, {"config": {"gen": {"max_trace_steps": 500}}, "counts": {k: len(v) for k, v in by_split.items()}},
                  tmp_path / "data")
-    rc = main(["report", str(tmp_path / "run"), "--data", str(tmp_path / "data"), "--pass-maj", "--compare", "QwQ-32B",
-               "--errors", str(tmp_path / "err"), "--figures", str(tmp_path / "fig")])
+    rc = main(["report", str(tmp_path / "run"), "--data", str(tmp_path / "data"), "--set", "pass_maj=true", "--set", "compare=QwQ-32B",
+               "--set", f"errors={tmp_path / 'err'}", "--figures", str(tmp_path / "fig")])
     out = capsys.readouterr().out
     assert rc == 0 and "Table 1 (k = 5)" in out and "Kit vs paper (QwQ-32B)" in out and "First-error types" in out
     assert sorted(p.name for p in (tmp_path / "fig").iterdir()) == sorted(
@@ -274,7 +294,7 @@ def test_report_cli_user_errors_exit_2(tmp_path, capsys):
 def test_summary_intervals_cover_the_table(tmp_path):
     from l0kit.l0.analysis import summary_intervals
     items = _make_run(tmp_path, voters=5, garbage=False)
-    _, resp = load_run(tmp_path)
+    resp, _ = _responses(tmp_path)
     scores = score_responses(resp, items)
     t, ci = summarize_l0(scores, k=5), summary_intervals(scores, k=5, n_resamples=500)
     for row in t.index:

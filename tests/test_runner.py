@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from l0kit.harness.benchmark import get_benchmark
 from l0kit.l0.benchmark import make_l0_item
-from l0kit.harness.models import load_model
+from l0kit.harness.benchmark import model_for
 from l0kit.harness.runner import RunConfig, run_eval
 from l0kit.harness.runs import read_records
 from l0kit.l0.benchmark import L0Benchmark
@@ -23,12 +23,14 @@ SLOW_RUN = textwrap.dedent("""
     import sys, time, json
     from l0kit.harness.benchmark import get_benchmark
     from l0kit.l0.benchmark import make_l0_item
-    from l0kit.harness.models import load_model, Model
+    from l0kit.harness.models import Model
+    from l0kit.harness.benchmark import model_for
+    from l0kit.l0.benchmark import L0Benchmark
     from l0kit.harness.runner import run_eval
     import tests.test_runner as t
     class Slow(Model):
         batch_size = 2
-        def __init__(self): self.inner = load_model('simulated:rate=0.2'); self.spec = self.inner.spec; self.simulated = True
+        def __init__(self): self.inner = model_for('simulated:rate=0.2', L0Benchmark()); self.spec = self.inner.spec; self.simulated = True
         def generate(self, prompts, params=None, seeds=None):
             time.sleep(0.2); return self.inner.generate(prompts, params, seeds)
         def info(self): return self.inner.info()
@@ -37,7 +39,7 @@ SLOW_RUN = textwrap.dedent("""
 
 def test_sigkill_loses_nothing_and_resumes(tmp_path):
     ref = tmp_path / 'ref'
-    run_eval(BENCH(), load_model('simulated:rate=0.2'), ITEMS, ref, CFG, progress=False)
+    run_eval(BENCH(), model_for('simulated:rate=0.2', L0Benchmark()), ITEMS, ref, CFG, progress=False)
     run = tmp_path / 'killed'
     env = {**os.environ, 'PYTHONPATH': str(ROOT)}
     p = subprocess.Popen([sys.executable, '-c', SLOW_RUN, str(run)], cwd=ROOT, env=env)
@@ -46,7 +48,7 @@ def test_sigkill_loses_nothing_and_resumes(tmp_path):
     os.kill(p.pid, signal.SIGKILL); p.wait()
     kept = read_responses(run)
     assert 6 <= len(kept) < 30, len(kept)
-    s = run_eval(BENCH(), load_model('simulated:rate=0.2'), ITEMS, run, CFG, progress=False)
+    s = run_eval(BENCH(), model_for('simulated:rate=0.2', L0Benchmark()), ITEMS, run, CFG, progress=False)
     assert (s['skipped'], s['complete']) == (len(kept), 30)
     assert [(r['id'], r['voter'], r['response']) for r in read_responses(run)] == \
            [(r['id'], r['voter'], r['response']) for r in read_responses(ref)]
@@ -67,14 +69,12 @@ print(json.dumps([b.build_prompt(it, v).messages[0]['content'] for it in t.ITEMS
     assert outs[0] == outs[1]
 
 def test_eval_command_errors(tmp_path, capsys):
-    import argparse
-    from l0kit.harness.eval_cli import register_cli
-    parser = argparse.ArgumentParser(prog='l0kit'); register_cli(parser.add_subparsers(required=True))
-    a = parser.parse_args(f'eval --data {tmp_path}/nothing --split short --model simulated --out {tmp_path}/r --no-progress'.split())
-    assert a.func(a) == 2
-    assert 'does not exist' in capsys.readouterr().err
-    a = parser.parse_args(f'eval --data {tmp_path} --split short --model nonsense:x --out {tmp_path}/r --no-progress'.split())
-    assert a.func(a) == 2
+    "User errors reach `main`, which prints one line naming the command and exits 2."
+    from l0kit.harness.cli import main
+    assert main(f'eval --data {tmp_path}/nothing --split short --model simulated --out {tmp_path}/r --no-progress'.split()) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith('l0kit eval: error: data directory') and 'does not exist' in err and len(err.splitlines()) == 1
+    assert main(f'eval --data {tmp_path} --split short --model nonsense:x --out {tmp_path}/r --no-progress'.split()) == 2
 
 
 def cli(*args):
@@ -113,13 +113,13 @@ def test_shards_report_equals_the_whole_run(tmp_path):
 def test_a_second_writer_is_refused_and_a_torn_record_is_redone(tmp_path):
     from l0kit.harness.runs import run_lock
     run = tmp_path / 'run'
-    run_eval(BENCH(), load_model('simulated:rate=0.2'), ITEMS[:2], run, RunConfig(voters=2), progress=False)
+    run_eval(BENCH(), model_for('simulated:rate=0.2', L0Benchmark()), ITEMS[:2], run, RunConfig(voters=2), progress=False)
     with run_lock(run):  # another process holding the folder
         with pytest.raises(Exception, match='is being written by process'):
-            run_eval(BENCH(), load_model('simulated:rate=0.2'), ITEMS[:2], run, RunConfig(voters=3), progress=False)
+            run_eval(BENCH(), model_for('simulated:rate=0.2', L0Benchmark()), ITEMS[:2], run, RunConfig(voters=3), progress=False)
     f = run / 'responses.jsonl'
     lines = f.read_bytes().splitlines(keepends=True)
     f.write_bytes(b''.join(lines[:-1]) + lines[-1][:-5] + 'é'.encode()[:1])  # a kill mid-write, half a character
-    s = run_eval(BENCH(), load_model('simulated:rate=0.2'), ITEMS[:2], run, RunConfig(voters=2), progress=False)
+    s = run_eval(BENCH(), model_for('simulated:rate=0.2', L0Benchmark()), ITEMS[:2], run, RunConfig(voters=2), progress=False)
     assert (s['new'], s['complete']) == (1, 4)
     assert (run / 'responses.torn').exists()
