@@ -14,7 +14,7 @@ import l0kit
 
 # %% auto #0
 __all__ = ['IN_TEST', 'ROOT', 'FIGURES', 'shrink', 'repo_root', 'Workspace', 'workspace', 'save_table', 'nothing_to_draw',
-           'figure_title', 'legend_overlaps', 'slug', 'l0_base_set']
+           'figure_title', 'legend_overlaps', 'slug', 'l0_base_set', 'run_scores', 'run_records']
 
 # %% ../nbs/19_experiments.ipynb #fce8bbe3
 IN_TEST = bool(os.environ.get('IN_TEST'))  # set by nbdev-test while it runs a notebook
@@ -142,3 +142,24 @@ def l0_base_set(per_split: int,  # programs per split
         card = load_card(out)
         if card['config'] == cfg.to_dict() and card['seed'] == seed and card['kit_version'] == l0kit.__version__: return out
     return save_dataset(*build_dataset(cfg, seed=seed, workers=workers), out)
+
+# %% ../nbs/19_experiments.ipynb #a2ab7069
+def run_scores(run_dirs: dict,  # run folders by name (one per split, say)
+               **options,  # report options of the benchmark (`--set` on the command line)
+              ) -> tuple[pd.DataFrame, dict]:
+    "The scored responses of the folders together (the harness's report), and why each folder left out was."
+    from l0kit.harness.report import report
+    from l0kit.harness.config import DataError
+    parts, left_out = [], {}
+    for name, d in run_dirs.items():
+        try: parts += [r.scores for r in report([d], **options)]
+        except (DataError, FileNotFoundError) as e: left_out[name] = str(e)
+    if not parts: raise DataError(f"no run has a scored response: {left_out}")
+    return pd.concat(parts, ignore_index=True), left_out
+
+def run_records(run_dir) -> pd.DataFrame:
+    "A run folder's records (the last of each (id, voter)), failed requests included: times and token counts."
+    from l0kit.harness.report import RESPONSE_COLUMNS
+    from l0kit.harness.runs import read_run
+    df = pd.DataFrame([vars(r) for r in read_run(run_dir).records], columns=RESPONSE_COLUMNS)
+    return df.drop_duplicates(['id', 'voter'], keep='last').reset_index(drop=True)

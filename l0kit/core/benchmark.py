@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 import pandas as pd
 from .data import (CoreConfig, CoreDataError, build_core_set, write_core_set, read_core_items, load_problem_set,
-                            load_core_io, load_core_qa, PROBLEM_SET)
+                            load_core_io, load_core_qa)
 from .prompts import output_prompt, probe_prompt, output_correct, probe_correct, parse_assertion, parse_probe_answer, ResponseParseError
 from .probes import DIMENSIONS
 from .pytrace import literal_value
@@ -253,14 +253,16 @@ def published_table(number: int # 1 (I, I_s, W, W_s, RCS, Cons.) or 2 (W_s per d
                    ) -> pd.DataFrame:
     "Table 1 or 2 of the CoRE paper, as published."
     if number not in (1, 2): raise ValueError(f"the paper has tables 1 and 2, not {number!r}")
-    return pd.read_csv(PROBLEM_SET.parent / f"published_table{number}.csv")   # next to the kit's problem set
+    from l0kit.harness.published import published_table as stored
+    return stored('core', number)  # the kit's one store of published numbers
 
 # %% ../../nbs/44_core_benchmark.ipynb #8fcc4bcd
 def published_statistics(figure: int # 2 (benchmarks: Samples, Tests, Impl., J, CC, Inter.) or 4 (data set composition)
                         ) -> pd.DataFrame:
     "The data statistics of figure 2 or figure 4 of the CoRE paper, as published."
     if figure not in (2, 4): raise ValueError(f"the paper's data statistics are in figures 2 and 4, not {figure!r}")
-    return pd.read_csv(PROBLEM_SET.parent / f"published_figure{figure}.csv")
+    from l0kit.harness.published import published_table as stored
+    return stored('core', f'figure{figure}')
 
 # %% ../../nbs/44_core_benchmark.ipynb #3517da1d
 def wrong_value(value, rng: random.Random):

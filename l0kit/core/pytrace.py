@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast, hashlib, importlib.util, json, re, sys, textwrap
 from pathlib import Path
 from dataclasses import dataclass, field
-from ..harness.config import DataError
 
 # %% auto #0
 __all__ = ['PROGRAM_FILE', 'SANDBOX_FILE', 'PyTraceError', 'ProgramSyntaxError', 'EntryPointError', 'ArgumentTextError',
@@ -16,7 +15,7 @@ __all__ = ['PROGRAM_FILE', 'SANDBOX_FILE', 'PyTraceError', 'ProgramSyntaxError',
            'render_step', 'render_trace']
 
 # %% ../../nbs/40_core_pytrace.ipynb #04c37c80
-class PyTraceError(DataError):
+class PyTraceError(ValueError):  # not under DataError: this module runs inside the sandbox, where the kit is not importable
     "Base class of the errors a caller of the general tracer can cause."
 
 class ProgramSyntaxError(PyTraceError):

@@ -12,7 +12,7 @@ from .analysis import majority_votes, pass_maj_table, per_step_error_rate, survi
 from .published import published_meta, published_splits
 
 # %% auto #0
-__all__ = ['plot_accuracy_vs_steps', 'voting_curves', 'plot_voting', 'plot_survival']
+__all__ = ['VOTE_WORDS', 'plot_accuracy_vs_steps', 'voting_curves', 'plot_voting', 'plot_survival']
 
 # %% ../../nbs/15c_l0_plots.ipynb #bb8f9ef3
 def _split_points(scores: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
@@ -56,14 +56,17 @@ def plot_accuracy_vs_steps(scores: pd.DataFrame | None,  # scored responses (Non
     return ax.figure
 
 # %% ../../nbs/15c_l0_plots.ipynb #33bad56c
+VOTE_WORDS = {'first': 'the first k voters, as the authors\' release', 'expected': 'expected over k-voter subsets'}  # what legends say
+
 def voting_curves(scores: pd.DataFrame,  # scored responses
                   ks=None,  # voters to evaluate (default: 1 to the smallest number of voters of a program)
+                  how: str = 'first',  # majvote@k of the first k voters (the authors' release), or 'expected' over k-subsets
                  ) -> pd.DataFrame:
     "pass@k and majvote@k (%), averaged over splits, for each k."
     if ks is None: ks = range(1, int(scores.groupby("id").size().min()) + 1)
     ks = list(ks)
-    avg = pass_maj_table(scores, ks=ks).loc["average"]
-    maj1 = 100 * majority_votes(scores, 1).groupby("split")["correct"].mean().mean()  # majvote@1 = the single attempt
+    avg = pass_maj_table(scores, ks=ks, how=how).loc["average"]
+    maj1 = 100 * majority_votes(scores, 1, how=how).groupby("split")["correct"].mean().mean()  # majvote@1: voter 0, or the single attempt
     return pd.DataFrame({"k": ks, "pass@k": [avg[f"pass@{k}"] for k in ks],
                          "majvote@k": [maj1 if k == 1 else avg[f"maj@{k}"] for k in ks]})
 
@@ -73,13 +76,14 @@ def plot_voting(scores: pd.DataFrame | None,  # scored responses (None: the pape
                 published_model: str | None = None,  # a paper model to draw beside
                 ks=None,  # voters to evaluate (default: all)
                 ax=None,  # axes to draw on
+                how: str = 'first',  # majvote@k of the first k voters (the authors' release), or 'expected' over k-subsets
                ):
     "majvote@k and pass@k against the number of voters k; the legend sits beside the axes."
     ax = ax or plt.subplots(figsize=(6, 4))[1]
     if scores is not None:
-        c = voting_curves(scores, ks)
+        c = voting_curves(scores, ks, how)
         ax.plot(c["k"], c["pass@k"], "o-", ms=3, label=f"{label}: pass@k (unbiased, over all voters)")
-        ax.plot(c["k"], c["majvote@k"], "o-", ms=3, label=f"{label}: majvote@k (expected over k-voter subsets)")
+        ax.plot(c["k"], c["majvote@k"], "o-", ms=3, label=f"{label}: majvote@k ({VOTE_WORDS[how]})")
     if published_model:
         p = published_splits(published_model).loc["average"]
         ax.plot([1, 5, 15, 31], [p[f"pass@{k}"] for k in (1, 5, 15, 31)], "s", mfc="none", ms=7, label=f"paper: {published_model} pass@k")

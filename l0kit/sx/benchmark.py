@@ -140,33 +140,14 @@ def accuracy_by_steps(scores: pd.DataFrame,  # score records (with `subset`, `me
     return pd.DataFrame({'Accuracy': (100 * g['correct'].mean()).round(2), 'Samples': g.size()})
 
 # %% ../../nbs/34_sx_benchmark.ipynb #2834f818
-PAPER_TABLE_3 = pd.DataFrame([
-    ('Qwen2.5-Coder-14B-Instruct', False, 8.90, 18.85, 6.27, 1.59), ('Qwen2.5-Coder-32B-Instruct', False, 12.12, 22.84, 11.33, 2.18),
-    ('Qwen2.5-14B-Instruct', False, 8.68, 18.85, 6.0, 1.19), ('Qwen2.5-32B-Instruct', False, 13.12, 24.44, 12.53, 2.38),
-    ('Qwen2.5-72B-Instruct', False, 14.49, 27.16, 13.33, 2.98), ('GLM-4-Air', False, 4.94, 9.74, 4.67, 0.40),
-    ('Baichuan-4-Turbo', False, 5.59, 9.58, 6.00, 1.19), ('Llama-3.3-70b-Instruct', False, 10.89, 21.41, 9.47, 1.79),
-    ('Qwen3-14B', False, 12.78, 21.25, 13.33, 3.77), ('Qwen3-32B', False, 16.68, 29.07, 16.4, 4.56),
-    ('Qwen3-30A3B', False, 16.40, 28.91, 16.93, 3.37), ('Qwen3-235A22B', False, 18.10, 27.80, 21.73, 4.76),
-    ('DeepSeek-V3', False, 22.30, 37.22, 22.53, 7.14), ('Doubao1.5-Pro', False, 19.64, 31.15, 22.4, 5.36),
-    ('GPT-4.1', False, 36.12, 52.88, 40.80, 14.68),
-    ('Qwen3-14B(Think)', True, 45.91, 71.09, 47.2, 19.44), ('Qwen3-32B(Think)', True, 55.93, 74.6, 57.87, 35.32),
-    ('Qwen3-30A3B(Think)', True, 44.26, 67.73, 45.6, 19.44), ('Qwen3-235A22B(Think)', True, 54.03, 73.80, 58.93, 29.37),
-    ('Qwen-QwQ-32B', True, 57.87, 80.67, 59.2, 33.73), ('GLM-Z1-Air', True, 46.94, 68.69, 46.93, 25.2),
-    ('MiniMax-M1', True, 48.62, 76.52, 47.33, 22.02), ('Doubao-1.5-thinking-pro', True, 72.66, 89.14, 75.07, 53.77),
-    ('Doubao-Seed-1.6(Think)', True, 76.13, 87.86, 81.6, 58.93), ('DeepSeek-R1', True, 73.54, 84.98, 81.07, 54.56),
-    ('Gemini-2.5-flash', True, 54.31, 65.66, 66.13, 31.15), ('Gemini-2.5-Pro', True, 82.89, 90.10, 90.13, 68.45),
-    ('openai-o4-mini', True, 82.27, 90.42, 87.73, 68.65), ('openai-o3', True, 86.92, 91.05, 91.33, 78.37),
-], columns=['Model', 'Reasoning'] + TABLE3_COLUMNS).set_index('Model')
+from ..harness.published import published_table
+PAPER_TABLE_3 = published_table('sx', 3).set_index('Model')  # the kit's one store of published numbers
 
 # %% ../../nbs/34_sx_benchmark.ipynb #8cdb6bbd
-PAPER_TABLE_4 = pd.DataFrame([
-    ('Qwen3-14B', 'Non-Reasoning', 12.78, 21.25, 13.33, 3.77), ('Qwen3-14B', 'Reasoning-Enhanced', 45.91, 71.09, 47.2, 19.44),
-    ('Qwen3-32B', 'Non-Reasoning', 16.68, 29.07, 16.4, 4.56), ('Qwen3-32B', 'Reasoning-Enhanced', 55.93, 74.6, 57.87, 35.32),
-], columns=['Model', 'Type'] + TABLE3_COLUMNS).set_index(['Model', 'Type'])
+PAPER_TABLE_4 = published_table('sx', 4).set_index(['Model', 'Type'])
 
 # %% ../../nbs/34_sx_benchmark.ipynb #b2f8e5eb
-PAPER_TABLE_1 = pd.DataFrame([('Gemini-2.5-Pro', 98.2, 97.8), ('openai-o4-mini', 98.0, 98.5), ('Deepseek-R1', 97.6, 96.7),
-                              ('Doubao-Seed-1.6', 95.3, 95.9)], columns=['Model', 'CRUXEVAL', 'CRUXEVAL-X']).set_index('Model')
+PAPER_TABLE_1 = published_table('sx', 1).set_index('Model')
 
 # %% ../../nbs/34_sx_benchmark.ipynb #68f7abe2
 class SXDataError(DataError):
