@@ -182,6 +182,7 @@ class CoreEvalConfig(YamlConfig):
         check_value('CoreEvalConfig', 'method', self.method, str, choices=METHODS)
         check_value('CoreEvalConfig', 'max_new_tokens', self.max_new_tokens, int, minimum=1)
 
+# %% ../../nbs/44_core_benchmark.ipynb #49b95cd4
 class CoreBenchmark(Benchmark):
     "CoRE: output prediction across implementations plus intermediate-state probes."
     name, paper, Config, default_voters = 'core', 'CoRE (2025)', CoreEvalConfig, 1
@@ -242,11 +243,12 @@ class CoreBenchmark(Benchmark):
             except ResponseParseError: return 'no completed assertion'
         return None if 'answer' in response.lower() else 'no Answer: line'
 
-
-    def tables(self, scores: pd.DataFrame, items: dict | None = None) -> dict:
-        "Table 1 (I, I_s, W, W_s, RCS, Cons.), table 2 (W_s per dimension) and I_s per implementation family."
-        return {'Table 1': summarize(scores, by=[]), 'Table 2: W_s per dimension (%)': dimension_table(scores, by=[]),
-                'I_s per implementation family (%)': family_table(scores, by=[])}
+# %% ../../nbs/44_core_benchmark.ipynb #ca470948
+@patch
+def tables(self: CoreBenchmark, scores: pd.DataFrame, items: dict | None = None) -> dict:
+    "Table 1 (I, I_s, W, W_s, RCS, Cons.), table 2 (W_s per dimension) and I_s per implementation family."
+    return {'Table 1': summarize(scores, by=[]), 'Table 2: W_s per dimension (%)': dimension_table(scores, by=[]),
+            'I_s per implementation family (%)': family_table(scores, by=[])}
 
 # %% ../../nbs/44_core_benchmark.ipynb #fea7913d
 def published_table(number: int # 1 (I, I_s, W, W_s, RCS, Cons.) or 2 (W_s per dimension A, L, S, B)

@@ -200,6 +200,7 @@ def _probe_items(p, kept, tests, cfg: CoreConfig, split, tracer) -> list[dict]:
                           source_code=impl['code'], input=tr.args_text, output=tr.output, **q.to_dict()))
     return items
 
+# %% ../../nbs/42_core_data.ipynb #98270c5c
 def build_core_set(config: CoreConfig | None = None, # thresholds, probes per problem, seed
                    problems: list[dict] | None = None, # a problem set (the kit's own by default)
                    split: str = 'test',

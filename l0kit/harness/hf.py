@@ -8,6 +8,7 @@ import importlib.metadata, os, shutil, tempfile, time
 from pathlib import Path
 from .models import Model, Completion, ModelUnavailable, ModelSpecError, prepare, budget, truncate_at_stop, fit_context
 from .prompt import render_chat, render_raw
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['SMOLLM2_PACKAGE', 'SMOLLM2_FILE', 'resolve_device', 'resolve_dtype', 'TransformersModel', 'load_hf', 'load_gguf',
@@ -76,60 +77,64 @@ class TransformersModel(Model):
         n = len(self._encode(text))
         return (n, *self._fit(n, budget))
 
-    def _run(self, ids, budgets, params, n=1, seed=None) -> list[list[Completion]]:
-        "Generate for prompts given as token ids, left-padded into one batch."
-        torch = _torch()
-        tok = self.tokenizer
-        width = max(map(len, ids))
-        enc = {'input_ids': torch.tensor([[tok.pad_token_id] * (width - len(x)) + x for x in ids], device=self.device),
-               'attention_mask': torch.tensor([[0] * (width - len(x)) + [1] * len(x) for x in ids], device=self.device)}
-        sample = params.temperature > 0
-        kw = dict(max_new_tokens=max(budgets), do_sample=sample, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
-                  num_return_sequences=n)
-        if sample: kw.update(temperature=params.temperature, top_p=params.top_p)
-        else: kw.update(temperature=None, top_p=None, top_k=None)
-        if params.stop: kw.update(stop_strings=list(params.stop), tokenizer=tok)
-        if seed is not None: torch.manual_seed(seed)
-        t0 = time.perf_counter()
-        with torch.inference_mode(): out = self.model.generate(**enc, **kw)
-        latency = time.perf_counter() - t0
-        res = []
-        for r, row in enumerate(out[:, width:].tolist()):
-            i = r // n
-            row = row[:budgets[i]]
-            ended = tok.eos_token_id in row
-            if ended: row = row[:row.index(tok.eos_token_id)]
-            text, hit = truncate_at_stop(tok.decode(row, skip_special_tokens=True), params.stop)
-            ntok = len(tok(text, add_special_tokens=False)['input_ids']) if hit else len(row) + ended
-            res.append(Completion(text, len(ids[i]), ntok, latency, 'stop' if ended or hit else 'length',
-                                  meta={'batch': len(ids)}))
-        return [res[i * n:(i + 1) * n] for i in range(len(ids))]
+# %% ../../nbs/02a_hf.ipynb #ee5295ad
+@patch
+def _run(self: TransformersModel, ids, budgets, params, n=1, seed=None) -> list[list[Completion]]:
+    "Generate for prompts given as token ids, left-padded into one batch."
+    torch = _torch()
+    tok = self.tokenizer
+    width = max(map(len, ids))
+    enc = {'input_ids': torch.tensor([[tok.pad_token_id] * (width - len(x)) + x for x in ids], device=self.device),
+           'attention_mask': torch.tensor([[0] * (width - len(x)) + [1] * len(x) for x in ids], device=self.device)}
+    sample = params.temperature > 0
+    kw = dict(max_new_tokens=max(budgets), do_sample=sample, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+              num_return_sequences=n)
+    if sample: kw.update(temperature=params.temperature, top_p=params.top_p)
+    else: kw.update(temperature=None, top_p=None, top_k=None)
+    if params.stop: kw.update(stop_strings=list(params.stop), tokenizer=tok)
+    if seed is not None: torch.manual_seed(seed)
+    t0 = time.perf_counter()
+    with torch.inference_mode(): out = self.model.generate(**enc, **kw)
+    latency = time.perf_counter() - t0
+    res = []
+    for r, row in enumerate(out[:, width:].tolist()):
+        i = r // n
+        row = row[:budgets[i]]
+        ended = tok.eos_token_id in row
+        if ended: row = row[:row.index(tok.eos_token_id)]
+        text, hit = truncate_at_stop(tok.decode(row, skip_special_tokens=True), params.stop)
+        ntok = len(tok(text, add_special_tokens=False)['input_ids']) if hit else len(row) + ended
+        res.append(Completion(text, len(ids[i]), ntok, latency, 'stop' if ended or hit else 'length',
+                              meta={'batch': len(ids)}))
+    return [res[i * n:(i + 1) * n] for i in range(len(ids))]
 
-    def generate(self, prompts, params=None, seeds=None):
-        prompts, params = prepare(prompts, params)
-        ids = [self._encode(self.render(p)) for p in prompts]  # tokenized once: for the context check and the batch
-        asked = [budget(p, params) for p in prompts]
-        fits = [self._fit(len(x), b) for x, b in zip(ids, asked)]
-        budgets = [b for b, _ in fits]
-        out = [None] * len(prompts)
-        for i, (_, err) in enumerate(fits):  # no generation for a prompt that cannot fit
-            if err: out[i] = [Completion('', len(ids[i]), 0, 0.0, 'error', err)] * params.n
-        live = [i for i in range(len(prompts)) if out[i] is None]
-        if params.temperature > 0:
-            for i in live: out[i] = self._run([ids[i]], [budgets[i]], params, params.n, seeds[i] if seeds else None)[0]
-        else:
-            order = sorted(live, key=lambda i: (budgets[i], len(ids[i])))
-            for s in range(0, len(order), self.batch_size):
-                idx = order[s:s + self.batch_size]
-                for i, comps in zip(idx, self._run([ids[i] for i in idx], [budgets[i] for i in idx], params)):
-                    out[i] = comps * params.n  # greedy: the n samples are the same text
-        for i in live:  # say when the context, not the protocol, set the budget
-            if budgets[i] < asked[i]:
-                for c in out[i]: c.meta['budget_clipped'] = [asked[i], budgets[i]]
-        return out
+@patch
+def generate(self: TransformersModel, prompts, params=None, seeds=None):
+    prompts, params = prepare(prompts, params)
+    ids = [self._encode(self.render(p)) for p in prompts]  # tokenized once: for the context check and the batch
+    asked = [budget(p, params) for p in prompts]
+    fits = [self._fit(len(x), b) for x, b in zip(ids, asked)]
+    budgets = [b for b, _ in fits]
+    out = [None] * len(prompts)
+    for i, (_, err) in enumerate(fits):  # no generation for a prompt that cannot fit
+        if err: out[i] = [Completion('', len(ids[i]), 0, 0.0, 'error', err)] * params.n
+    live = [i for i in range(len(prompts)) if out[i] is None]
+    if params.temperature > 0:
+        for i in live: out[i] = self._run([ids[i]], [budgets[i]], params, params.n, seeds[i] if seeds else None)[0]
+    else:
+        order = sorted(live, key=lambda i: (budgets[i], len(ids[i])))
+        for s in range(0, len(order), self.batch_size):
+            idx = order[s:s + self.batch_size]
+            for i, comps in zip(idx, self._run([ids[i] for i in idx], [budgets[i] for i in idx], params)):
+                out[i] = comps * params.n  # greedy: the n samples are the same text
+    for i in live:  # say when the context, not the protocol, set the budget
+        if budgets[i] < asked[i]:
+            for c in out[i]: c.meta['budget_clipped'] = [asked[i], budgets[i]]
+    return out
 
-    def close(self):
-        self.model = None
+@patch
+def close(self: TransformersModel):
+    self.model = None
 
 # %% ../../nbs/02a_hf.ipynb #935558d1
 def _load(path: str, gguf_file: str | None, name: str, device: str, dtype: str, batch_size: int, kind: str, threads: int = 0,

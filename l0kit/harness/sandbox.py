@@ -544,23 +544,32 @@ class Sandbox:
         line, self._buf = self._buf.split(b'\n', 1)
         return line
 
-    def _stop(self):
-        if self.proc is not None:
-            try: os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError): pass
-            self.proc.wait()
-            for f in (self.proc.stdin, self.proc.stdout):
-                try: f.close()
-                except OSError: pass
-            self.proc = None
-        if self.tmpdir: shutil.rmtree(self.tmpdir, ignore_errors=True); self.tmpdir = None
+# %% ../../nbs/03_sandbox.ipynb #6054adc9
+@patch
+def _stop(self: Sandbox):
+    if self.proc is not None:
+        try: os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError): pass
+        self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout):
+            try: f.close()
+            except OSError: pass
+        self.proc = None
+    if self.tmpdir: shutil.rmtree(self.tmpdir, ignore_errors=True); self.tmpdir = None
 
-    def close(self): self._stop()
-    def __enter__(self): return self
-    def __exit__(self, *exc): self.close()
-    def __del__(self):
-        try: self._stop()
-        except Exception: pass
+@patch
+def close(self: Sandbox): self._stop()
+
+@patch
+def __enter__(self: Sandbox): return self
+
+@patch
+def __exit__(self: Sandbox, *exc): self.close()
+
+@patch
+def __del__(self: Sandbox):
+    try: self._stop()
+    except Exception: pass
 
 def _json_or_none(line: bytes | None):
     try: return json.loads(line) if line is not None else None

@@ -61,6 +61,7 @@ def _check(program, inputs, trace, max_steps, where, problems):
                              f"vs release {trace[i] if i < len(trace) else '<end>'!r}", release_steps=len(trace)))
     return ours
 
+# %% ../../nbs/13a_l0_release.ipynb #4365d3f3
 def import_release(release_dir,                 # folder holding data.jsonl, fewshots.jsonl and index_*.bin
                    split_names: dict | None = None,  # bin number -> split name (default: 'bin<k>')
                    max_steps: int = 500,         # the release's max_trace_steps

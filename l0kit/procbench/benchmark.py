@@ -63,6 +63,7 @@ class ProcBenchEvalConfig(YamlConfig):
         check_value('ProcBenchEvalConfig', 'answer_format', self.answer_format, str, choices=('free', 'json'))
         check_value('ProcBenchEvalConfig', 'max_new_tokens', self.max_new_tokens, int, minimum=1)
 
+# %% ../../nbs/24_procbench_benchmark.ipynb #6bda53a5
 class ProcBenchBenchmark(Benchmark):
     "ProcBench on the kit's benchmark protocol."
     name, paper, Config, default_voters = "procbench", "ProcBench (Fujisawa et al., 2024)", ProcBenchEvalConfig, 1
@@ -121,15 +122,18 @@ class ProcBenchBenchmark(Benchmark):
         if not counts: raise DataError(f"{data_dir} has no ProcBench card.json with counts per split; generate one with `l0kit generate --benchmark procbench`")
         return list(counts)
 
-    def summarize(self, scores: pd.DataFrame, compat: bool = False) -> pd.DataFrame:
-        "The paper's table 2 (PA and SM per bin and overall, with FM and PML) from a table of `score` rows."
-        df = scores
-        if compat: df = df.drop(columns=["pa", "sm", "fm", "pml"]).rename(columns=lambda c: c.removesuffix("_compat"))
-        return table2(df)
+# %% ../../nbs/24_procbench_benchmark.ipynb #30f49a14
+@patch
+def summarize(self: ProcBenchBenchmark, scores: pd.DataFrame, compat: bool = False) -> pd.DataFrame:
+    "The paper's table 2 (PA and SM per bin and overall, with FM and PML) from a table of `score` rows."
+    df = scores
+    if compat: df = df.drop(columns=["pa", "sm", "fm", "pml"]).rename(columns=lambda c: c.removesuffix("_compat"))
+    return table2(df)
 
-    def tables(self, scores: pd.DataFrame, items: dict | None = None, compat: bool = False) -> dict:
-        "The paper's table 2, by name."
-        return {f"Table 2{' (reference loose comparisons)' if compat else ''}": self.summarize(scores, compat)}
+@patch
+def tables(self: ProcBenchBenchmark, scores: pd.DataFrame, items: dict | None = None, compat: bool = False) -> dict:
+    "The paper's table 2, by name."
+    return {f"Table 2{' (reference loose comparisons)' if compat else ''}": self.summarize(scores, compat)}
 
 # %% ../../nbs/24_procbench_benchmark.ipynb #4bbe1328
 def simulate_response(item: dict, error_rate: float, rng: random.Random) -> str:

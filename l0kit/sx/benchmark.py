@@ -167,6 +167,7 @@ class SXEvalConfig(YamlConfig):
         check_value('SXEvalConfig', 'max_new_tokens', self.max_new_tokens, int, minimum=1)
         check_value('SXEvalConfig', 'think_off', self.think_off, bool)
 
+# %% ../../nbs/34_sx_benchmark.ipynb #542ebd0c
 class SXBenchmark(Benchmark):
     "SX-style step counting: Predict (Yes/No per pair) and Easy/Hard step reasoning."
     name, paper, Config, default_voters = 'sx', 'SX-Bench (2025)', SXEvalConfig, 1
@@ -224,30 +225,35 @@ class SXBenchmark(Benchmark):
         if item['task'] == 'predict': return '\n'.join(f"Pair {k}: {'Yes' if c['matches'] else 'No'}" for k, c in enumerate(item['tests'], 1))
         return '\n'.join(f"Call {k}: {c['steps']}" for k, c in enumerate(item['tests'], 1))
 
-    def layout(self, item: dict) -> ItemLayout:
-        "The program as the model saw it, one row per pair or call."
-        pred, tests = item['task'] == 'predict', item['tests']
-        hidden = self.config.presentation == 'hidden' or pred
-        labels = [f"Pair {k}: main({c['input']}) returns {c['shown_output']}" if pred else f"Call {k}: main({c['input']})" for k, c in enumerate(tests, 1)]
-        target = [('Yes' if c['matches'] else 'No') if pred else str(c['steps']) for c in tests]
-        return ItemLayout(item['program'] if hidden else item['program_visible'], labels, target,
-                          {'task': item['task'], 'composition': item['composition'], 'mean steps': round(float(item['mean_steps']), 1)})
+# %% ../../nbs/34_sx_benchmark.ipynb #6f7729db
+@patch
+def layout(self: SXBenchmark, item: dict) -> ItemLayout:
+    "The program as the model saw it, one row per pair or call."
+    pred, tests = item['task'] == 'predict', item['tests']
+    hidden = self.config.presentation == 'hidden' or pred
+    labels = [f"Pair {k}: main({c['input']}) returns {c['shown_output']}" if pred else f"Call {k}: main({c['input']})" for k, c in enumerate(tests, 1)]
+    target = [('Yes' if c['matches'] else 'No') if pred else str(c['steps']) for c in tests]
+    return ItemLayout(item['program'] if hidden else item['program_visible'], labels, target,
+                      {'task': item['task'], 'composition': item['composition'], 'mean steps': round(float(item['mean_steps']), 1)})
 
-    def splits(self, data_dir) -> list:
-        "The subsets of an SX data folder (its `sx_dataset.json`)."
-        card = Path(data_dir) / 'sx_dataset.json'
-        try: return list(json.loads(card.read_text())['splits'])
-        except (OSError, ValueError, KeyError, TypeError): raise SXDataError(f"{data_dir} holds no SX data set (no readable sx_dataset.json)") from None
+@patch
+def splits(self: SXBenchmark, data_dir) -> list:
+    "The subsets of an SX data folder (its `sx_dataset.json`)."
+    card = Path(data_dir) / 'sx_dataset.json'
+    try: return list(json.loads(card.read_text())['splits'])
+    except (OSError, ValueError, KeyError, TypeError): raise SXDataError(f"{data_dir} holds no SX data set (no readable sx_dataset.json)") from None
 
-    def tables(self, scores: pd.DataFrame, items: dict | None = None) -> dict:
-        "Table 3 (sample accuracy per subset) and figure 4's accuracy per composition paradigm."
-        return {'Table 3 (sample accuracy, %)': summarize_scores(scores), 'Figure 4: accuracy per composition (%)': composition_accuracy(scores)}
+@patch
+def tables(self: SXBenchmark, scores: pd.DataFrame, items: dict | None = None) -> dict:
+    "Table 3 (sample accuracy per subset) and figure 4's accuracy per composition paradigm."
+    return {'Table 3 (sample accuracy, %)': summarize_scores(scores), 'Figure 4: accuracy per composition (%)': composition_accuracy(scores)}
 
-    def response_problem(self, item: dict, response: str) -> str | None:
-        "Why a response holds no usable answer (the runner counts these), or None."
-        got = self.read(item, response).answer
-        if got is None: return 'no final answers'
-        return 'some answers missing' if any(g is None for g in got) else None
+@patch
+def response_problem(self: SXBenchmark, item: dict, response: str) -> str | None:
+    "Why a response holds no usable answer (the runner counts these), or None."
+    got = self.read(item, response).answer
+    if got is None: return 'no final answers'
+    return 'some answers missing' if any(g is None for g in got) else None
 
 # %% ../../nbs/34_sx_benchmark.ipynb #820350ba
 @patch
