@@ -5,6 +5,7 @@ import zlib
 import json, os, subprocess, sys
 from pathlib import Path
 import pandas as pd
+import numpy as np
 import pytest
 
 os.environ.setdefault('HF_DATASETS_OFFLINE', '1'); os.environ.setdefault('HF_HUB_OFFLINE', '1')
@@ -65,11 +66,11 @@ def test_lm_eval_on_a_real_local_model_agrees_with_the_report(tmp_path, data, ti
     "`lm_eval` (the command) on a tiny Hugging Face model: prompts are the kit's, per-sample scores equal the report's."
     from transformers import AutoTokenizer
     import argparse
-    from l0kit.bridges.hf import register_cli
+    from l0kit.bridges.export_cli import register_cli
     ap = argparse.ArgumentParser(); register_cli(ap.add_subparsers(dest='command'))
     out = tmp_path / 'tasks'
     args = ap.parse_args(['export', 'lm-eval', '--data', str(data / 'l0'), '--split', 'short', '--out', str(out), '--voters', '2',
-                          '--limit', '1', '--shots', '1', '--budget-margin', '8', '--tokenizer', str(tiny_model)])
+                          '--limit', '1', '--set', 'shots=1', '--set', 'budget_margin=8', '--tokenizer', str(tiny_model)])
     assert args.func(args) == 0
     lm_eval = Path(sys.executable).with_name('lm_eval')
     r = subprocess.run([str(lm_eval), '--model', 'hf', '--model_args', f'pretrained={tiny_model},dtype=float32', '--include_path', str(out),
@@ -122,6 +123,10 @@ def test_lm_eval_votes_and_tables_equal_the_report(tmp_path, data, bench_name):
         t = rep.tables['Table 1'].iloc[0]
         for m in ('I', 'I_s', 'W', 'W_s', 'RCS'): assert results[f'{m},none'] == pytest.approx(t[m] / 100, nan_ok=True)
         assert results['Cons.,none'] == pytest.approx(t['Cons.'], nan_ok=True)
+    # lm_eval --limit keeps the first documents (item by item): every number then covers the same complete items, no crash
+    lim = simple_evaluate(Answers(), tasks=[y.stem], task_manager=TaskManager(include_path=str(tmp_path / 'tasks')), limit=voters + 1)
+    first = [s for s in samples if s['doc']['id'] == samples[0]['doc']['id']]
+    assert lim['results'][y.stem][f'{metric},none'] == pytest.approx(np.mean([s[metric] for s in first]))
 
 INSPECT_RUN = """
 import json, sys

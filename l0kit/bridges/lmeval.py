@@ -108,13 +108,13 @@ class TaskBinding:
         return {it['id']: it for it in map(json.loads, lines)}
 
     def process_results(self, doc: dict, results: list) -> dict:
-        "lm-eval's per-document values: one row (item, voter, vote key, per-sample metrics, score row) for every metric."
+        "lm-eval's per-document values: each per-sample metric, and for each aggregate the row (item, voter, vote key, metrics) it needs."
         item = self.items[doc['id']]
         scores = record_scores(self.bench, item, results[0], doc['voter'])
         row = {'id': doc['id'], 'voter': doc['voter'], 'key': scores['key'], 'values': sample_metrics(self.bench, scores),
                'correct': bool(scores['correct'])}
         if any(a[0] == 'table' for a in self.spec['aggregates'].values()): row['scores'] = scores
-        return {m: row for m in list(self.bench.metrics) + list(self.spec['aggregates'])}
+        return row['values'] | {m: row for m in self.spec['aggregates']}  # per-sample metrics stay plain numbers in lm-eval's sample log
 
 # %% ../../nbs/60_bridges_lmeval.ipynb #6473581c
 def complete_rows(rows: list, voters: int) -> tuple[list, bool]:
@@ -130,8 +130,10 @@ def aggregation(self: TaskBinding, metric: str):
     "The lm-eval aggregation of a metric, over the items whose every voter answered."
     voters, how = self.spec['run_config']['voters'], self.spec['aggregates'].get(metric, ('mean', metric))
     def aggregate(rows: list) -> float:
+        if how[0] == 'mean':  # plain numbers, in document order (item by item): the documents of complete items
+            whole = len(rows) // voters * voters
+            return float(np.mean(rows[:whole] if whole else rows))
         rows, complete = complete_rows(rows, voters)
-        if how[0] == 'mean': return float(np.mean([r['values'][metric] for r in rows]))
         if not complete:
             warnings.warn(f"{metric}: no item has all its {voters} voters among the documents (lm_eval --limit?): "
                           f"use a --limit that is a multiple of {voters}")
