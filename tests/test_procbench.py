@@ -92,6 +92,23 @@ def test_typed_equality_is_strict():
     assert not states_equal(12, 12.0) and not states_equal(1, True) and not states_equal("12", 12)
     assert not states_equal(["a", "b", "c"], "abc") and states_equal([["a"]], [("a",)])
 
+def test_an_answer_without_a_final_state_is_the_states_it_gave():
+    "Section 3.2: P = (p_1..p_M) ends at the last state given; FM compares t_N with p_M. Expected values counted by hand."
+    lab = {"init": 7, "intermediate": [12], "final": 24}           # Cumulate, N = 7, [Add 5, Multiply 2]: T = (12, 24)
+    # P = (12, 24): M = 2, PML 2, PA 2/2, SM 1, FM 1 (24 = 24)
+    assert score(lab, {"intermediate": [12, 24], "final": None}) == {"pml": 2, "pa": 1.0, "sm": 1, "fm": 1}
+    # P = (12, 24, 48): M = 3, PML 2, PA 2/3, SM 0, FM 0 (24 is not 48)
+    assert score(lab, {"intermediate": [12, 24, 48], "final": None}) == {"pml": 2, "pa": 2 / 3, "sm": 0, "fm": 0}
+    # P = (12): M = 1, PML 1, PA 1/2, FM 0 (24 is not 12); P = (): M = 0, PA 0/2
+    assert score(lab, {"intermediate": [12], "final": None}) == {"pml": 1, "pa": 0.5, "sm": 0, "fm": 0}
+    assert score(lab, {"intermediate": [], "final": None}) == {"pml": 0, "pa": 0.0, "sm": 0, "fm": 0}
+    # the release's converter writes final "" for what it could not read: P = (12, 24, ""), M = 3, PA 2/3, FM 0
+    assert score(lab, {"intermediate": [12, 24], "final": None}, compat=True) == {"pml": 2, "pa": 2 / 3, "sm": 0, "fm": 0}
+    # through the parser: an answer that lists its steps and never says "final" (Sort of "itstb": T = (btsti, bistt))
+    from l0kit.procbench.parser import parse_answer
+    pred = parse_answer("Sort", "Step 1: btsti\nStep 2: bistt")
+    assert score({"init": "itstb", "intermediate": ["btsti"], "final": "bistt"}, pred)["sm"] == 1, pred
+
 def test_initial_state_is_never_scored():
     lab = {"init": 7, "intermediate": [12], "final": 24}
     assert score(lab, {"intermediate": [12], "final": 24}) == score({**lab, "init": None}, {"intermediate": [12], "final": 24})
@@ -104,7 +121,7 @@ def test_metric_invariants(target, pred_inter, compat):
     label = {"init": None, "intermediate": target[:-1], "final": target[-1]}
     pred = {"intermediate": pred_inter[:-1], "final": pred_inter[-1] if pred_inter else None}
     s = score(label, pred, compat=compat)
-    n, m = len(target), max(len(pred_inter), 1)
+    n, m = len(target), (max(len(pred_inter), 1) if compat else len(pred_inter))  # compat: the release's "" final slot
     assert 0 <= s["pml"] <= min(n, m) and 0 <= s["pa"] <= 1
     assert s["pa"] == s["pml"] / max(n, m)
     assert s["sm"] == int(s["pml"] == n == m)
