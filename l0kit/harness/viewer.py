@@ -272,8 +272,7 @@ def view_procbench(bench, item: dict, scores: pd.DataFrame) -> ItemView:
     T, answers = target_sequence(item['label']), []
     for voters, text, row in distinct_responses(scores):
         pred = parse_answer(item['task'], text)
-        P = predicted_sequence(pred)
-        P = P[:-1] if P[-1] is None and len(P) > 1 else P
+        P = predicted_sequence(pred)   # the states given (the paper's P; empty when none was read)
         e, ok = int(row['pml']), bool(row['sm'])
         kind = ('no answer parsed' if not row['parsed'] else 'too few states' if e >= len(P) else 'too many states' if e >= len(T)
                 else 'wrong final state' if e == len(T) - 1 else 'wrong state')
