@@ -9,10 +9,8 @@ import pytest
 
 os.environ.setdefault('HF_DATASETS_OFFLINE', '1'); os.environ.setdefault('HF_HUB_OFFLINE', '1')
 from l0kit.harness.benchmark import get_benchmark
-from l0kit.harness.prompt import prompt_hash, render_chat
-from l0kit.harness.report import report
+from l0kit.harness.prompt import render_chat
 from l0kit.harness.runner import RunConfig
-from l0kit.harness.runs import Record, append_records, new_run_meta, write_meta
 
 SPLITS = {'l0': 'short', 'procbench': 'short', 'sx': 'easy', 'core': 'test'}
 CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
@@ -49,20 +47,8 @@ def tiny_model(tmp_path_factory, data):
     LlamaForCausalLM(cfg).save_pretrained(d)
     return d
 
-def kit_run(tmp, bench_name, split, data_dir, rows, voters):
-    "A kit run folder holding `rows` of (id, voter, response), as `l0kit eval` would write it."
-    bench = get_benchmark(bench_name)
-    items = {it['id']: it for it in bench.load(data_dir, split)}
-    bench.prepare(list(items.values()))
-    run = tmp / f'run-{bench_name}'; run.mkdir()
-    write_meta(run, new_run_meta(bench_name, bench.settings(), vars(RunConfig()) | {'voters': voters}, 'lm-eval', 'lm-eval', {}, False,
-                                 str(Path(data_dir).resolve()), split))
-    append_records(run, [Record(id=i, voter=v, response=r, split=split, prompt_hash=prompt_hash(bench.build_prompt(items[i], v, 0)),
-                                item_hash=bench.item_hash(items[i])) for i, v, r in rows])
-    return report([run])[0]
-
 def test_lm_eval_on_a_real_local_model_agrees_with_the_report(tmp_path, data, tiny_model):
-    "`lm_eval` (the command) on a tiny Hugging Face model: prompts are the kit's, per-sample scores equal the report's."
+    "`lm_eval` (the command) on a tiny Hugging Face model: prompts are the kit's, per-sample scores follow the spec's rules."
     from transformers import AutoTokenizer
     import argparse
     from l0kit.bridges.hf import register_cli
@@ -83,15 +69,15 @@ def test_lm_eval_on_a_real_local_model_agrees_with_the_report(tmp_path, data, ti
     bench.config.shots = 1
     for s in samples:  # the context lm-eval sent is the kit's chat rendering of voter v's prompt
         assert s['arguments']['gen_args_0']['arg_0'] == render_chat(bench.build_prompt(items[s['doc']['id']], s['doc']['voter'], 0), tok)
-    rows = [(s['doc']['id'], s['doc']['voter'], s['filtered_resps'][0]) for s in samples]
-    kit = kit_run(tmp_path, 'l0', 'short', data / 'l0', rows, 2).scores.set_index(['id', 'voter'])
+    # per-sample scores against the spec's rules transcribed plainly (tests/test_metrics.py), not the kit's scorer
+    from test_metrics import reference_score
     got = {(s['doc']['id'], s['doc']['voter']): (s['trace_accuracy'], s['steps_to_error']) for s in samples}
-    disagree = [k for k, v in got.items() if v != (float(kit.loc[k, 'correct']), float(kit.loc[k, 'steps_to_error']))]
-    assert disagree == []
+    want = {(s['doc']['id'], s['doc']['voter']): reference_score(s['filtered_resps'][0], items[s['doc']['id']]['target']) for s in samples}
+    assert got == {k: (float(c), float(n)) for k, (c, n) in want.items()}
 
 @pytest.mark.parametrize('bench_name', ['l0', 'core'])
 def test_lm_eval_votes_and_tables_equal_the_report(tmp_path, data, bench_name):
-    "lm-eval's pipeline on answers with slips: per-sample metrics and the aggregates (majority vote, pass@k, CoRE's I..Cons.) are the report's."
+    "lm-eval's pipeline on answers with slips: per-sample metrics and aggregates (majority vote, pass@k, CoRE's I..Cons.) by hand."
     from lm_eval import simple_evaluate
     from lm_eval.api.model import LM
     from lm_eval.tasks import TaskManager
@@ -107,21 +93,39 @@ def test_lm_eval_votes_and_tables_equal_the_report(tmp_path, data, bench_name):
         def loglikelihood_rolling(self, requests): raise NotImplementedError
     res = simple_evaluate(Answers(), tasks=[y.stem], task_manager=TaskManager(include_path=str(tmp_path / 'tasks')), log_samples=True)
     samples, results = res['samples'][y.stem], res['results'][y.stem]
-    rep = kit_run(tmp_path, bench_name, split, data / bench_name, [(s['doc']['id'], s['doc']['voter'], s['resps'][0][0]) for s in samples], voters)
-    kit = rep.scores.set_index(['id', 'voter'])
-    col = {'l0': 'correct', 'core': 'correct'}[bench_name]
+    # the expected values, from which answers slipped (known by construction) and the papers' definitions, in plain Python
+    right = {(s['doc']['id'], s['doc']['voter']): s['resps'][0][0] == s['doc']['reference'] for s in samples}
+    assert 0 < sum(right.values()) < len(right) and len(right) == len(samples)
+    items = {it['id']: it for it in get_benchmark(bench_name).load(data / bench_name, split)}
     metric = {'l0': 'trace_accuracy', 'core': 'correct'}[bench_name]
-    assert [s for s in samples if s[metric] != float(kit.loc[(s['doc']['id'], s['doc']['voter']), col])] == []
-    assert 0 < results[f'{metric},none'] < 1
+    assert [s for s in samples if s[metric] != float(right[(s['doc']['id'], s['doc']['voter'])])] == []
+    mean = lambda xs: sum(xs) / len(xs)
     if bench_name == 'l0':
-        t = rep.tables[f'Table 1 (k = {voters})'].loc[split]
-        assert results[f'trace_accuracy_majvote@{voters},none'] == pytest.approx(t[f'Trace Acc. majvote@{voters}'] / 100)
-        assert results[f'pass@{voters},none'] == pytest.approx(t[f'Trace Acc. pass@{voters}'] / 100)
-        assert results[f'steps_to_error_majvote@{voters},none'] == pytest.approx(t[f'Steps to Err. majvote@{voters}'])
-    else:
-        t = rep.tables['Table 1'].iloc[0]
-        for m in ('I', 'I_s', 'W', 'W_s', 'RCS'): assert results[f'{m},none'] == pytest.approx(t[m] / 100, nan_ok=True)
-        assert results['Cons.,none'] == pytest.approx(t['Cons.'], nan_ok=True)
+        # a slip writes 9 into the first stored value: the lines before the first line with a ':' are right
+        slip_at = {i: next(k for k, line in enumerate(it['target']) if ':' in line) for i, it in items.items()}
+        for s in samples:
+            i, v = s['doc']['id'], s['doc']['voter']
+            assert s['steps_to_error'] == (len(items[i]['target']) if right[(i, v)] else slip_at[i]), (i, v)
+        ok = {i: sum(right[(i, v)] for v in range(voters)) for i in items}   # voters whose answer is the reference
+        maj = {i: ok[i] > voters / 2 for i in items}   # the slipped answers are all the same text: 2 of 3 win the vote
+        assert results[f'trace_accuracy_majvote@{voters},none'] == pytest.approx(mean([float(maj[i]) for i in items]))
+        assert results[f'steps_to_error_majvote@{voters},none'] == pytest.approx(
+            mean([len(items[i]['target']) if maj[i] else slip_at[i] for i in items]))
+        assert results[f'pass@{voters},none'] == pytest.approx(mean([float(ok[i] > 0) for i in items]))   # n = k: any right
+    else:   # CoRE, section 4: I, I_s (implementations), W, W_s (probes), RCS = I x W_s, Cons. = 1 - mean (I - W_s)^2
+        impls, probes = {}, {}
+        for i, it in items.items():
+            if it['kind'] == 'io': impls.setdefault(it['problem_id'], {}).setdefault(it['impl_id'], []).append(right[(i, 0)])
+            else: probes.setdefault(it['problem_id'], []).append(right[(i, 0)])
+        I = {p: float(all(all(t) for t in v.values())) for p, v in impls.items()}
+        I_s = {p: mean([float(all(t)) for t in v.values()]) for p, v in impls.items()}
+        W_s = {p: mean([float(x) for x in v]) for p, v in probes.items()}
+        W = {p: float(all(v)) for p, v in probes.items()}
+        both = [p for p in I if p in W_s]
+        want = {'I': mean(list(I.values())), 'I_s': mean(list(I_s.values())), 'W': mean(list(W.values())),
+                'W_s': mean(list(W_s.values())), 'RCS': mean([I[p] * W_s[p] for p in both]),
+                'Cons.': 1 - mean([(I[p] - W_s[p]) ** 2 for p in both])}
+        assert {m: results[f'{m},none'] for m in want} == pytest.approx(want)
 
 INSPECT_RUN = """
 import json, sys

@@ -1,6 +1,5 @@
 """Property tests of the scoring rules, pass@k, voting and the run-directory path (l0kit.l0.metrics, l0kit.l0.analysis)."""
 import json, re
-from pathlib import Path
 
 import numpy as np
 import pandas as pd

@@ -7,7 +7,6 @@ here each expected answer is worked out by hand from the parser's documented rul
 calls that were quadratic before issue 16 are timed.
 """
 import hashlib, importlib.util, sys
-from pathlib import Path
 
 import pytest
 
