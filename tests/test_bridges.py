@@ -204,7 +204,7 @@ def test_hf_export_loads_offline(tmp_path, data, bench_name):
         assert [r['id'] for r in ds[split]] == [it['id'] for it in items]
 
 def test_grpo_two_steps_with_trl(tmp_path, data, tiny_model):
-    "Two GRPO steps of TRL on the tiny model with the kit's reward on exported rows (plumbing only)."
+    "Two GRPO steps of TRL on the tiny model with the kit's rewards on exported rows: logged as returned, and a right answer scores 1."
     import datasets
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
@@ -213,8 +213,30 @@ def test_grpo_two_steps_with_trl(tmp_path, data, tiny_model):
     ds = datasets.load_dataset('parquet', data_files=str(f), split='train')
     args = GRPOConfig(output_dir=str(tmp_path / 'out'), max_steps=2, per_device_train_batch_size=2, num_generations=2,
                       max_completion_length=8, report_to='none', use_cpu=True, logging_steps=1, save_strategy='no')
+    calls = {}
+    def recorded(fn):   # the kit's reward function, its calls kept to compare with what TRL logged
+        def call(*a, **k):
+            out = fn(*a, **k); calls.setdefault(fn.__name__, []).append((a, k, list(out))); return out
+        call.__name__ = fn.__name__
+        return call
     tr = GRPOTrainer(model=AutoModelForCausalLM.from_pretrained(tiny_model), processing_class=AutoTokenizer.from_pretrained(tiny_model),
-                     reward_funcs=[reward_function('exact'), reward_function('partial')], args=args, train_dataset=ds)
+                     reward_funcs=[recorded(reward_function('exact')), recorded(reward_function('partial'))], args=args, train_dataset=ds)
     tr.train()
     logged = [h for h in tr.state.log_history if 'rewards/l0kit_partial/mean' in h]
-    assert tr.state.global_step == 2 and logged
+    assert tr.state.global_step == 2 and len(logged) == 2
+    for name in ('l0kit_exact', 'l0kit_partial'):   # what TRL logged is the mean of what the kit's function returned, per step
+        assert [h[f'rewards/{name}/mean'] for h in logged] == pytest.approx([sum(r) / len(r) for *_, r in calls[name]])
+    # the rows reached the reward with the exported fields: given the reference answers instead of the tiny model's
+    # 8 tokens, the same call (same row fields) rewards every completion 1
+    from l0kit.bridges.answers import reference_answer
+    bench = get_benchmark('procbench')
+    items = {it['id']: it for it in bench.load(data / 'procbench', 'short')}
+    for name in ('l0kit_exact', 'l0kit_partial'):
+        a, k, _ = calls[name][-1]
+        got = k['completions'] if 'completions' in k else a[-1]
+        ids = [e['id'] for e in k['extra_info']]
+        refs = [reference_answer(bench, items[i]) for i in ids]
+        refs = [[{'role': 'assistant', 'content': r}] if isinstance(c, list) else r for c, r in zip(got, refs)]
+        fn = reward_function(name.removeprefix('l0kit_'))
+        kw = {**k, 'completions': refs} if 'completions' in k else k
+        assert list(fn(*(a[:-1] + (refs,)) if 'completions' not in k else a, **kw)) == [1.0] * len(refs), name
