@@ -8,7 +8,7 @@ import json, random, time
 from pathlib import Path
 import pandas as pd
 from .tasks import ProcBenchError, Task, get_task, length_bin
-from .metrics import score as score_states, table2
+from .metrics import score as score_states, table2, predicted_sequence
 from .parser import parse_answer
 from .dataset import ProcBenchConfig, generate_dataset, load_dataset, load_release, save_dataset
 from dataclasses import dataclass
@@ -83,7 +83,7 @@ class ProcBenchBenchmark(Benchmark):
         typed, loose = score_states(item["label"], pred), score_states(item["label"], pred, compat=True)
         return {"task_name": item["task_name"], "n": item["n"], "bin": length_bin(item["n"]), **typed,
                 **{f"{k}_compat": v for k, v in loose.items()},
-                "parsed": int(pred["final"] is not None or bool(pred["intermediate"])), "m": len(pred["intermediate"]) + 1}
+                "parsed": int(pred["final"] is not None or bool(pred["intermediate"])), "m": len(predicted_sequence(pred))}
 
     def summarize(self, scores: pd.DataFrame, compat: bool = False) -> pd.DataFrame:
         "The paper's table 2 (PA and SM per bin and overall, with FM and PML) from a table of `score` rows."
