@@ -131,6 +131,12 @@ def test_an_answer_without_a_final_state_is_the_states_it_gave():
     assert score(lab, {"intermediate": [], "final": None}) == {"pml": 0, "pa": 0.0, "sm": 0, "fm": 0}
     # the release's converter writes final "" for what it could not read: P = (12, 24, ""), M = 3, PA 2/3, FM 0
     assert score(lab, {"intermediate": [12, 24], "final": None}, compat=True) == {"pml": 2, "pa": 2 / 3, "sm": 0, "fm": 0}
+    # the benchmark's M column (the paper's figure 13, prediction length) counts the states given: 2, and 0 for no answer
+    item = {"task": "Cumulate", "task_name": "Cumulate", "n": 2, "label": lab}
+    bench = ProcBenchBenchmark()
+    got = bench.score(item, '{"intermediate": [12, 24], "final": null}')
+    assert (got["m"], got["pml"], got["pa"], got["sm"], got["fm"]) == (2, 2, 1.0, 1, 1)
+    assert bench.score(item, "I do not know.")["m"] == 0
     # through the parser: an answer that lists its steps and never says "final" (Sort of "itstb": T = (btsti, bistt))
     from l0kit.procbench.parser import parse_answer
     pred = parse_answer("Sort", "Step 1: btsti\nStep 2: bistt")
