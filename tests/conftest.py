@@ -1,5 +1,23 @@
-import importlib.util
+import importlib.util, os
+from pathlib import Path
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# the four papers as text: `../shared/seeds` seen from the repository root (the project's layout; no machine's path)
+SEEDS = ROOT.parent / "shared" / "seeds"
+IN_CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+def require(ok: bool, reason: str):
+    "Skip when `ok` is false, except under CI=true, where a missing prerequisite is a failure that says what is missing."
+    if ok: return
+    if IN_CI: pytest.fail(f"CI=true and {reason}: the check would be skipped, so it fails instead", pytrace=False)
+    pytest.skip(reason)
+
+def seed_text(name: str) -> Path:
+    "The path of one seed paper's text, or a skip (a failure under CI=true) when the seeds are not beside the repository."
+    p = SEEDS / name
+    require(p.exists(), f"the seed paper's text {p.relative_to(ROOT.parent)} is missing (expected at ../shared/seeds)")
+    return p
 
 # what `python -m llama_cpp.server` imports: llama-cpp-python and the pure-Python packages of its `[server]` extra
 SERVER_PACKAGES = ('llama_cpp', 'fastapi', 'uvicorn', 'sse_starlette', 'starlette_context', 'pydantic_settings')

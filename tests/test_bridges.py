@@ -10,10 +10,8 @@ import pytest
 
 os.environ.setdefault('HF_DATASETS_OFFLINE', '1'); os.environ.setdefault('HF_HUB_OFFLINE', '1')
 from l0kit.harness.benchmark import get_benchmark
-from l0kit.harness.prompt import prompt_hash, render_chat
-from l0kit.harness.report import report
+from l0kit.harness.prompt import render_chat
 from l0kit.harness.runner import RunConfig
-from l0kit.harness.runs import Record, append_records, new_run_meta, write_meta
 
 SPLITS = {'l0': 'short', 'procbench': 'short', 'sx': 'easy', 'core': 'test'}
 CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
@@ -50,20 +48,8 @@ def tiny_model(tmp_path_factory, data):
     LlamaForCausalLM(cfg).save_pretrained(d)
     return d
 
-def kit_run(tmp, bench_name, split, data_dir, rows, voters):
-    "A kit run folder holding `rows` of (id, voter, response), as `l0kit eval` would write it."
-    bench = get_benchmark(bench_name)
-    items = {it['id']: it for it in bench.load(data_dir, split)}
-    bench.prepare(list(items.values()))
-    run = tmp / f'run-{bench_name}'; run.mkdir()
-    write_meta(run, new_run_meta(bench_name, bench.settings(), vars(RunConfig()) | {'voters': voters}, 'lm-eval', 'lm-eval', {}, False,
-                                 str(Path(data_dir).resolve()), split))
-    append_records(run, [Record(id=i, voter=v, response=r, split=split, prompt_hash=prompt_hash(bench.build_prompt(items[i], v, 0)),
-                                item_hash=bench.item_hash(items[i])) for i, v, r in rows])
-    return report([run])[0]
-
 def test_lm_eval_on_a_real_local_model_agrees_with_the_report(tmp_path, data, tiny_model):
-    "`lm_eval` (the command) on a tiny Hugging Face model: prompts are the kit's, per-sample scores equal the report's."
+    "`lm_eval` (the command) on a tiny Hugging Face model: prompts are the kit's, per-sample scores follow the spec's rules."
     from transformers import AutoTokenizer
     import argparse
     from l0kit.bridges.export_cli import register_cli
@@ -84,15 +70,15 @@ def test_lm_eval_on_a_real_local_model_agrees_with_the_report(tmp_path, data, ti
     bench.config.shots = 1
     for s in samples:  # the context lm-eval sent is the kit's chat rendering of voter v's prompt
         assert s['arguments']['gen_args_0']['arg_0'] == render_chat(bench.build_prompt(items[s['doc']['id']], s['doc']['voter'], 0), tok)
-    rows = [(s['doc']['id'], s['doc']['voter'], s['filtered_resps'][0]) for s in samples]
-    kit = kit_run(tmp_path, 'l0', 'short', data / 'l0', rows, 2).scores.set_index(['id', 'voter'])
+    # per-sample scores against the spec's rules transcribed plainly (tests/test_metrics.py), not the kit's scorer
+    from test_metrics import reference_score
     got = {(s['doc']['id'], s['doc']['voter']): (s['trace_accuracy'], s['steps_to_error']) for s in samples}
-    disagree = [k for k, v in got.items() if v != (float(kit.loc[k, 'correct']), float(kit.loc[k, 'steps_to_error']))]
-    assert disagree == []
+    want = {(s['doc']['id'], s['doc']['voter']): reference_score(s['filtered_resps'][0], items[s['doc']['id']]['target']) for s in samples}
+    assert got == {k: (float(c), float(n)) for k, (c, n) in want.items()}
 
 @pytest.mark.parametrize('bench_name', ['l0', 'core'])
 def test_lm_eval_votes_and_tables_equal_the_report(tmp_path, data, bench_name):
-    "lm-eval's pipeline on answers with slips: per-sample metrics and the aggregates (majority vote, pass@k, CoRE's I..Cons.) are the report's."
+    "lm-eval's pipeline on answers with slips: per-sample metrics and aggregates (majority vote, pass@k, CoRE's I..Cons.) by hand."
     from lm_eval import simple_evaluate
     from lm_eval.api.model import LM
     from lm_eval.tasks import TaskManager
@@ -108,21 +94,39 @@ def test_lm_eval_votes_and_tables_equal_the_report(tmp_path, data, bench_name):
         def loglikelihood_rolling(self, requests): raise NotImplementedError
     res = simple_evaluate(Answers(), tasks=[y.stem], task_manager=TaskManager(include_path=str(tmp_path / 'tasks')), log_samples=True)
     samples, results = res['samples'][y.stem], res['results'][y.stem]
-    rep = kit_run(tmp_path, bench_name, split, data / bench_name, [(s['doc']['id'], s['doc']['voter'], s['resps'][0][0]) for s in samples], voters)
-    kit = rep.scores.set_index(['id', 'voter'])
-    col = {'l0': 'correct', 'core': 'correct'}[bench_name]
+    # the expected values, from which answers slipped (known by construction) and the papers' definitions, in plain Python
+    right = {(s['doc']['id'], s['doc']['voter']): s['resps'][0][0] == s['doc']['reference'] for s in samples}
+    assert 0 < sum(right.values()) < len(right) and len(right) == len(samples)
+    items = {it['id']: it for it in get_benchmark(bench_name).load(data / bench_name, split)}
     metric = {'l0': 'trace_accuracy', 'core': 'correct'}[bench_name]
-    assert [s for s in samples if s[metric] != float(kit.loc[(s['doc']['id'], s['doc']['voter']), col])] == []
-    assert 0 < results[f'{metric},none'] < 1
+    assert [s for s in samples if s[metric] != float(right[(s['doc']['id'], s['doc']['voter'])])] == []
+    mean = lambda xs: sum(xs) / len(xs)
     if bench_name == 'l0':
-        t = rep.tables[f'Table 1 (k = {voters})'].loc[split]
-        assert results[f'trace_accuracy_majvote@{voters},none'] == pytest.approx(t[f'Trace Acc. majvote@{voters}'] / 100)
-        assert results[f'pass@{voters},none'] == pytest.approx(t[f'Trace Acc. pass@{voters}'] / 100)
-        assert results[f'steps_to_error_majvote@{voters},none'] == pytest.approx(t[f'Steps to Err. majvote@{voters}'])
-    else:
-        t = rep.tables['Table 1'].iloc[0]
-        for m in ('I', 'I_s', 'W', 'W_s', 'RCS'): assert results[f'{m},none'] == pytest.approx(t[m] / 100, nan_ok=True)
-        assert results['Cons.,none'] == pytest.approx(t['Cons.'], nan_ok=True)
+        # a slip writes 9 into the first stored value: the lines before the first line with a ':' are right
+        slip_at = {i: next(k for k, line in enumerate(it['target']) if ':' in line) for i, it in items.items()}
+        for s in samples:
+            i, v = s['doc']['id'], s['doc']['voter']
+            assert s['steps_to_error'] == (len(items[i]['target']) if right[(i, v)] else slip_at[i]), (i, v)
+        ok = {i: sum(right[(i, v)] for v in range(voters)) for i in items}   # voters whose answer is the reference
+        maj = {i: ok[i] > voters / 2 for i in items}   # the slipped answers are all the same text: 2 of 3 win the vote
+        assert results[f'trace_accuracy_majvote@{voters},none'] == pytest.approx(mean([float(maj[i]) for i in items]))
+        assert results[f'steps_to_error_majvote@{voters},none'] == pytest.approx(
+            mean([len(items[i]['target']) if maj[i] else slip_at[i] for i in items]))
+        assert results[f'pass@{voters},none'] == pytest.approx(mean([float(ok[i] > 0) for i in items]))   # n = k: any right
+    else:   # CoRE, section 4: I, I_s (implementations), W, W_s (probes), RCS = I x W_s, Cons. = 1 - mean (I - W_s)^2
+        impls, probes = {}, {}
+        for i, it in items.items():
+            if it['kind'] == 'io': impls.setdefault(it['problem_id'], {}).setdefault(it['impl_id'], []).append(right[(i, 0)])
+            else: probes.setdefault(it['problem_id'], []).append(right[(i, 0)])
+        I = {p: float(all(all(t) for t in v.values())) for p, v in impls.items()}
+        I_s = {p: mean([float(all(t)) for t in v.values()]) for p, v in impls.items()}
+        W_s = {p: mean([float(x) for x in v]) for p, v in probes.items()}
+        W = {p: float(all(v)) for p, v in probes.items()}
+        both = [p for p in I if p in W_s]
+        want = {'I': mean(list(I.values())), 'I_s': mean(list(I_s.values())), 'W': mean(list(W.values())),
+                'W_s': mean(list(W_s.values())), 'RCS': mean([I[p] * W_s[p] for p in both]),
+                'Cons.': 1 - mean([(I[p] - W_s[p]) ** 2 for p in both])}
+        assert {m: results[f'{m},none'] for m in want} == pytest.approx(want)
     # lm_eval --limit keeps the first documents (item by item): every number then covers the same complete items, no crash
     lim = simple_evaluate(Answers(), tasks=[y.stem], task_manager=TaskManager(include_path=str(tmp_path / 'tasks')), limit=voters + 1)
     first = [s for s in samples if s['doc']['id'] == samples[0]['doc']['id']]
@@ -169,7 +173,7 @@ def test_inspect_task_by_name_with_the_mock_model(tmp_path, data):
 @pytest.mark.parametrize('bench_name', list(SPLITS))
 def test_rl_rewards_are_exact(tmp_path, data, bench_name):
     "The ground truth scores 1.0 on every row; every single-value corruption scores less, in both modes."
-    from l0kit.rl import compute_score, corruptions, export_rl
+    from l0kit.bridges.rl import compute_score, corruptions, export_rl
     bench = get_benchmark(bench_name)
     df = pd.read_parquet(export_rl(bench_name, data / bench_name, SPLITS[bench_name], tmp_path / 'rl.parquet'))
     assert list(df.columns) == ['data_source', 'prompt', 'ability', 'reward_model', 'extra_info'] and len(df)
@@ -181,7 +185,7 @@ def test_rl_rewards_are_exact(tmp_path, data, bench_name):
 
 @pytest.mark.parametrize('bench_name', ['l0', 'procbench', 'sx', 'core'])
 def test_training_stream_is_the_same_however_sharded(bench_name):
-    from l0kit.rl import TrainingStream
+    from l0kit.bridges.rl import TrainingStream
     split = {'l0': 'short', 'procbench': None, 'sx': 'easy', 'core': None}[bench_name]
     config = {'procbench': {'max_length': 5}}.get(bench_name)
     key = lambda rows: sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
@@ -194,28 +198,50 @@ def test_training_stream_is_the_same_however_sharded(bench_name):
 @pytest.mark.parametrize('bench_name', list(SPLITS))
 def test_hf_export_loads_offline(tmp_path, data, bench_name):
     import datasets, yaml
-    from l0kit.bridges.hf import export_hf, set_splits
+    from l0kit.bridges.hf_datasets import export_hf
     bench = get_benchmark(bench_name)
     card = export_hf(data / bench_name, tmp_path / 'hf', bench_name).read_text()
     front = yaml.safe_load(card.split('---')[1])
     assert front['l0kit']['benchmark'] == bench_name and 'seed' in front['l0kit'] and front['license'] and '@article' in card
     ds = datasets.load_dataset(str(tmp_path / 'hf'))
-    for split in set_splits(bench, data / bench_name):
+    for split in bench.splits(data / bench_name):
         items = bench.load(data / bench_name, split)
         assert [r['id'] for r in ds[split]] == [it['id'] for it in items]
 
 def test_grpo_two_steps_with_trl(tmp_path, data, tiny_model):
-    "Two GRPO steps of TRL on the tiny model with the kit's reward on exported rows (plumbing only)."
+    "Two GRPO steps of TRL on the tiny model with the kit's rewards on exported rows: logged as returned, and a right answer scores 1."
     import datasets
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
-    from l0kit.rl import export_rl, reward_function
+    from l0kit.bridges.rl import export_rl, reward_function
     f = export_rl('procbench', data / 'procbench', 'short', tmp_path / 'rl.parquet', limit=4)
     ds = datasets.load_dataset('parquet', data_files=str(f), split='train')
     args = GRPOConfig(output_dir=str(tmp_path / 'out'), max_steps=2, per_device_train_batch_size=2, num_generations=2,
                       max_completion_length=8, report_to='none', use_cpu=True, logging_steps=1, save_strategy='no')
+    calls = {}
+    def recorded(fn):   # the kit's reward function, its calls kept to compare with what TRL logged
+        def call(*a, **k):
+            out = fn(*a, **k); calls.setdefault(fn.__name__, []).append((a, k, list(out))); return out
+        call.__name__ = fn.__name__
+        return call
     tr = GRPOTrainer(model=AutoModelForCausalLM.from_pretrained(tiny_model), processing_class=AutoTokenizer.from_pretrained(tiny_model),
-                     reward_funcs=[reward_function('exact'), reward_function('partial')], args=args, train_dataset=ds)
+                     reward_funcs=[recorded(reward_function('exact')), recorded(reward_function('partial'))], args=args, train_dataset=ds)
     tr.train()
     logged = [h for h in tr.state.log_history if 'rewards/l0kit_partial/mean' in h]
-    assert tr.state.global_step == 2 and logged
+    assert tr.state.global_step == 2 and len(logged) == 2
+    for name in ('l0kit_exact', 'l0kit_partial'):   # what TRL logged is the mean of what the kit's function returned, per step
+        assert [h[f'rewards/{name}/mean'] for h in logged] == pytest.approx([sum(r) / len(r) for *_, r in calls[name]])
+    # the rows reached the reward with the exported fields: given the reference answers instead of the tiny model's
+    # 8 tokens, the same call (same row fields) rewards every completion 1
+    from l0kit.bridges.answers import reference_answer
+    bench = get_benchmark('procbench')
+    items = {it['id']: it for it in bench.load(data / 'procbench', 'short')}
+    for name in ('l0kit_exact', 'l0kit_partial'):
+        a, k, _ = calls[name][-1]
+        got = k['completions'] if 'completions' in k else a[-1]
+        ids = [e['id'] for e in k['extra_info']]
+        refs = [reference_answer(bench, items[i]) for i in ids]
+        refs = [[{'role': 'assistant', 'content': r}] if isinstance(c, list) else r for c, r in zip(got, refs)]
+        fn = reward_function(name.removeprefix('l0kit_'))
+        kw = {**k, 'completions': refs} if 'completions' in k else k
+        assert list(fn(*(a[:-1] + (refs,)) if 'completions' not in k else a, **kw)) == [1.0] * len(refs), name

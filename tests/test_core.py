@@ -75,6 +75,15 @@ def test_published_roundtrip(build, tmp_path):
     for it in items:   # the inferred entry point runs the published code
         if it['kind'] == 'io':
             assert trace_in_process(it['source_code'], it['func_name'], it['input']).output == it['output']
+    # scored identically: the same answers (right, and wrong) get the same verdicts on the loaded items as on the built ones
+    bench = CoreBenchmark(method='io')
+    def answers(it):
+        if it['kind'] == 'io': return [f"assert {it['func_name']}({it['input']}) == {v}" for v in (it['output'], 'None')]
+        return [f"Answer: {v}" for v in (it['ground_truth'], 'unknown')]
+    built = sorted((it['kind'], it['source_code'], it['input'], r, bench.score(it, r)['correct']) for it in build.items for r in answers(it))
+    loaded = sorted((it['kind'], it['source_code'], it['input'], r, bench.score(it, r)['correct']) for it in items for r in answers(it))
+    assert built == loaded
+    assert [v for *_, v in built].count(True) == len(build.items) - sum(it['output'] == 'None' for it in build.items if it['kind'] == 'io')
 
 def test_scoring_realistic_responses(build):
     bench = CoreBenchmark(method='coc')
@@ -89,6 +98,23 @@ def test_scoring_realistic_responses(build):
         rows.append({'id': it['id'], 'voter': 0, **bench.score(it, resp)})
     df = pd.DataFrame(rows)
     t1 = summarize(df).iloc[0]
+    # the expected table, from the items alone and the paper's definitions (section 4), in plain Python:
+    # I_s = share of a problem's implementations whose outputs are all right (here: its loop-style ones);
+    # W_s = share of its probes answered right (here: the Logic ones); W = 1 iff all are; Cons. = 1 - mean (I - W_s)^2
+    impls, probes = {}, {}
+    for it in build.items:
+        if it['kind'] == 'io': impls.setdefault(it['problem_id'], {})[it['impl_id']] = it['family'] == 'loop'
+        else: probes.setdefault(it['problem_id'], []).append('Logic' in it['dimensions'])
+    I = {p: float(all(v.values())) for p, v in impls.items()}
+    I_s = [sum(v.values()) / len(v) for v in impls.values()]
+    W_s = {p: sum(v) / len(v) for p, v in probes.items()}
+    W = [float(all(v)) for v in probes.values()]
+    both = [p for p in I if p in W_s]
+    want = {'I': 100 * sum(I.values()) / len(I), 'I_s': 100 * sum(I_s) / len(I_s), 'W': 100 * sum(W) / len(W),
+            'W_s': 100 * sum(W_s.values()) / len(W_s), 'RCS': 100 * sum(I[p] * W_s[p] for p in both) / len(both),
+            'Cons.': 1 - sum((I[p] - W_s[p]) ** 2 for p in both) / len(both)}
+    assert 0 < want['I_s'] < 100 and 0 < want['W_s'] < 100 and want['Cons.'] < 1   # the responses are neither all right nor all wrong
+    assert {k: t1[k] for k in want} == pytest.approx(want)
     assert t1['I'] == 0.0 and t1['RCS'] == 0.0
     fam = family_table(df).iloc[0]
     assert fam['loop'] == 100.0 and fam['class'] == 0.0
@@ -102,8 +128,8 @@ def test_cli_build(tmp_path):
     assert r.returncode == 0, r.stderr
     assert 'wrote' in r.stdout and (tmp_path / 'test.jsonl').exists() and (tmp_path / 'card.json').exists()
 
-@pytest.mark.slow
 def test_sandbox_limits_on_hostile_code():
+    "The tracer's sandbox stops a shell call, an endless loop and a 10 GB allocation (in the default test run: about 2 s)."
     for src, status in [("def f():\n    import os\n    os.system('true')\n", 'error'),
                         ("def f():\n    while True:\n        pass\n", 'timeout'),
                         ("def f():\n    return bytearray(10**10)\n", 'memory')]:

@@ -98,7 +98,7 @@ def test_an_edited_split_file_is_checked_again(tmp_path):
     with pytest.raises(ProgramRejected, match=r"item 'short-0000', line 2: the operator `\*\*`"): load_split(tmp_path / 'data', 'short')
 
 
-def test_a_release_with_a_shell_command_is_refused_and_nothing_runs(tmp_path):
+def test_a_release_with_a_shell_command_is_refused_and_nothing_runs(tmp_path, capsys):
     items, _ = _small_set(tmp_path)
     rel = write_release_format(items, tmp_path / 'rel')
     marker = tmp_path / 'F'
@@ -109,9 +109,9 @@ def test_a_release_with_a_shell_command_is_refused_and_nothing_runs(tmp_path):
     (rel / 'data.jsonl').write_text('\n'.join(lines) + '\n')
     with pytest.raises(ProgramRejected, match=f"item '{rec['id']}', line 2: a call"): import_release(rel)
     from l0kit.harness.cli import main
-    try: rc = main(['import-release', str(rel), '--out', str(tmp_path / 'out')])
-    except ProgramRejected: rc = None
-    assert rc != 0
+    rc = main(['import-release', str(rel), '--out', str(tmp_path / 'out')])   # a crash (any exception) fails the test
+    err = capsys.readouterr().err
+    assert rc == 2 and f"item '{rec['id']}', line 2: a call" in err and len(err.strip().splitlines()) == 1, (rc, err)
     assert not marker.exists() and not (tmp_path / 'out').exists()
 
 

@@ -1,6 +1,5 @@
 """Property tests of the scoring rules, pass@k, voting and the run-directory path (l0kit.l0.metrics, l0kit.l0.analysis)."""
 import json, re
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -183,30 +182,41 @@ def test_report_without_items_or_dataset(tmp_path):
         report([tmp_path])
 
 def test_summary_matches_hand_computation(tmp_path):
-    "Table 1 against a count by hand: voter v of every program writes the whole trace unless v % 3 == 0 (then v + 1 lines)."
-    items = _make_run(tmp_path, voters=5, garbage=False)
+    "Table 1 of four hand-written programs of 5 voters each, every expected cell counted by hand (not from the frame)."
+    target = ["L2,a:1", "L3,b:2", "L4,"]                       # three lines; a response is one of these four:
+    full, one, two, none = "\n".join(target), target[0], "\n".join(target[:2]), "I cannot trace this."
+    voters = {"p0": (full, full, full, one, none),            # short: correct 3/5, steps 3+3+3+1+0; majority full (3 votes)
+              "p1": (none, one, one, full, none),             # short: correct 1/5, steps 0+1+1+3+0; none and one tie at 2,
+                                                              #   the earliest voter's (none) wins: majority steps 0, wrong
+              "p2": (two,) * 5,                               # long: correct 0/5, steps 2 each; majority two, wrong
+              "p3": (full, two, two, two, full)}              # long: correct 2/5, steps 3+2+2+2+3; majority two (3 votes)
+    split = {"p0": "short", "p1": "short", "p2": "long", "p3": "long"}
+    items = [dict(id=i, split=split[i], program="def function(a):\n    b = a + 1\n    return\n", target=target, steps=3,
+                  demonstrations=[]) for i in voters]
+    (tmp_path / "run.json").write_text(json.dumps(dict(model="hand-written", benchmark="l0", data=None, split="all", seed=0,
+                                                        config={"voters": 5})))
+    (tmp_path / "responses.jsonl").write_text("".join(json.dumps(dict(id=i, split=split[i], voter=v, response=r, error=None)) + "\n"
+                                                      for i, rs in voters.items() for v, r in enumerate(rs)))
     resp, _ = _responses(tmp_path)
     t = summarize_l0(score_responses(resp, items), k=5)
-    for split in ("short", "long"):
-        its = [it for it in items if it["split"] == split]
-        right = [v % 3 != 0 or v + 1 >= it["steps"] for it in its for v in range(5)]
-        steps = [it["steps"] if v % 3 else min(v + 1, it["steps"]) for it in its for v in range(5)]
-        assert t.loc[split, "Trace Acc. single attempt"] == pytest.approx(100 * np.mean(right))
-        assert t.loc[split, "Steps to Err. single attempt"] == pytest.approx(np.mean(steps))
-        # the first five voters: voters 0 and 3 cut short, 1, 2 and 4 whole: the whole trace wins 3 votes to 1 and 1
-        assert t.loc[split, "Trace Acc. majvote@5"] == pytest.approx(100.0)
-        assert t.loc[split, "Trace Acc. pass@5"] == pytest.approx(100.0)
-    assert t.loc["average", "Trace Acc. pass@5"] == pytest.approx(t.loc[["short", "long"], "Trace Acc. pass@5"].mean())
+    cols = ["Steps to Err. single attempt", "Steps to Err. majvote@5", "Trace Acc. single attempt", "Trace Acc. majvote@5",
+            "Trace Acc. pass@5"]
+    assert list(t.columns[-5:]) == cols
+    want = {"short": [15 / 10, (3 + 0) / 2, 100 * 4 / 10, 100 * 1 / 2, 100 * 2 / 2],   # pass@5: each has a correct voter
+            "long": [22 / 10, (2 + 2) / 2, 100 * 2 / 10, 0.0, 100 * 1 / 2]}          # p2 has none, p3 has two
+    want["average"] = [(a + b) / 2 for a, b in zip(want["short"], want["long"])]
+    for row, values in want.items():
+        assert t.loc[row, cols].tolist() == pytest.approx(values), (row, t.loc[row, cols].tolist())
+    assert t.loc["average", "programs"] == 4 and t["voters"].tolist() == [5, 5, 5]
 
 # ---- published numbers against the paper's text -------------------------------------------------------------
-SEED = Path(__file__).resolve().parents[1] / ".." / ".." / "shared" / "seeds" / "000_90d55257f6dd9005.txt"
-SEED = next((p for p in [SEED, Path("/work/shared/seeds/000_90d55257f6dd9005.txt")] if p.exists()), None)
+from conftest import seed_text
+L0_PAPER = "000_90d55257f6dd9005.txt"   # under ../shared/seeds; missing: a skip, or a failure under CI=true
 
-@pytest.mark.skipif(SEED is None, reason="the seed paper's text is not available")
 @pytest.mark.parametrize("table", ["1", "7", "8"])
 def test_published_rows_appear_in_the_paper(table):
     from l0kit.l0.published import published_table
-    text = [l.split("\t") for l in SEED.read_text().splitlines()]
+    text = [l.split("\t") for l in seed_text(L0_PAPER).read_text().splitlines()]
     df = published_table(table)
     num_cols = [c for c in df.columns if c not in ("model", "printed_name", "thinking", "split")]
     for _, row in df.iterrows():
@@ -311,11 +321,10 @@ NUMERIC_RUNS = {  # per table, the columns whose values stand next to each other
     "10": ["short", "medium", "long", "extra_long"],
 }
 
-@pytest.mark.skipif(SEED is None, reason="the seed paper's text is not available")
 @pytest.mark.parametrize("table", sorted(NUMERIC_RUNS))
 def test_published_small_tables_appear_in_the_paper(table):
     from l0kit.l0.published import published_table
-    lines = [[float(x) for x in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?", l.replace("K", ""))] for l in SEED.read_text().splitlines()]
+    lines = [[float(x) for x in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?", l.replace("K", ""))] for l in seed_text(L0_PAPER).read_text().splitlines()]
     df = published_table(table)
     for _, row in df.iterrows():
         want = [float(row[c]) for c in NUMERIC_RUNS[table] if not pd.isna(row[c])]

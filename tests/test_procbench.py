@@ -1,5 +1,6 @@
 "ProcBench: generators vs solvers, determinism, metrics edge cases, the answer parser on messy answers."
-import hashlib, json, os, random, subprocess, sys
+import gzip, hashlib, json, os, random, subprocess, sys
+from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -23,10 +24,36 @@ def test_full_set_layout(full_set):
     assert {it["split"] for it in full_set if 7 <= it["n"] <= 16} == {"medium"}
     assert {it["split"] for it in full_set if it["n"] >= 17} == {"long"}
 
-def test_every_item_resolves_to_its_label(full_set):
-    for it in full_set:
-        assert solve(it["task"], it["prompt"]) == it["label"], it["id"]
-        assert len(it["label"]["intermediate"]) == it["n"] - 1, it["id"]
+REFERENCE = Path(__file__).parent / "data" / "procbench_reference"   # the authors' release, run once (README.md there)
+
+def _reference(name):
+    with gzip.open(REFERENCE / name, "rt") as f: return [json.loads(l) for l in f]
+
+def test_solver_agrees_with_the_authors_generator():
+    "The kit's solver, on 1,097 questions the authors' own generators wrote, gives the label their generators gave."
+    refs = _reference("labels.jsonl.gz")
+    assert len(refs) == 1097 and len({r["task_name"] for r in refs}) == 23 and {r["n"] for r in refs} == set(range(2, 26))
+    wrong = [(r["task_name"], r["example"]) for r in refs if solve(r["task"], r["question"]) != r["label"]]
+    assert wrong == []
+
+def test_compat_scoring_agrees_with_the_authors_evaluator():
+    "FM, PML, PA and SM of 1,096 predictions (8 kinds per label) as the authors' evaluator scored them."
+    cases = _reference("evaluator_cases.jsonl.gz")
+    assert len(cases) == 1096
+    wrong = []
+    for c in cases:
+        pred = dict(c["prediction"])
+        if pred["final"] == "" and c["label"]["final"] != "": pred["final"] = None   # the kit's parser: no final state read
+        s = score(c["label"], pred, compat=True)
+        if (s["fm"], s["pml"], s["pa"], s["sm"]) != (c["fm"], c["pml"], c["pa"], c["sm"]): wrong.append((c["task_name"], c["kind"], s, c))
+    assert wrong == [], wrong[:3]
+
+def test_a_missing_final_state_is_where_the_paper_and_the_release_differ():
+    "An answer that lists every state as a step and names no final: the release scores SM 0, the paper (default) SM 1."
+    for c in _reference("evaluator_cases.jsonl.gz"):
+        if c["kind"] != "all as steps, no final" or c["label"]["final"] == "": continue
+        pred = {**c["prediction"], "final": None}
+        assert (c["sm"], score(c["label"], pred)["sm"]) == (0.0, 1), c   # the release: one state too many; the paper: all
 
 _TYPES = {"str": str, "int": int, "list[str]": list, "list[int]": list}
 
@@ -92,6 +119,29 @@ def test_typed_equality_is_strict():
     assert not states_equal(12, 12.0) and not states_equal(1, True) and not states_equal("12", 12)
     assert not states_equal(["a", "b", "c"], "abc") and states_equal([["a"]], [("a",)])
 
+def test_an_answer_without_a_final_state_is_the_states_it_gave():
+    "Section 3.2: P = (p_1..p_M) ends at the last state given; FM compares t_N with p_M. Expected values counted by hand."
+    lab = {"init": 7, "intermediate": [12], "final": 24}           # Cumulate, N = 7, [Add 5, Multiply 2]: T = (12, 24)
+    # P = (12, 24): M = 2, PML 2, PA 2/2, SM 1, FM 1 (24 = 24)
+    assert score(lab, {"intermediate": [12, 24], "final": None}) == {"pml": 2, "pa": 1.0, "sm": 1, "fm": 1}
+    # P = (12, 24, 48): M = 3, PML 2, PA 2/3, SM 0, FM 0 (24 is not 48)
+    assert score(lab, {"intermediate": [12, 24, 48], "final": None}) == {"pml": 2, "pa": 2 / 3, "sm": 0, "fm": 0}
+    # P = (12): M = 1, PML 1, PA 1/2, FM 0 (24 is not 12); P = (): M = 0, PA 0/2
+    assert score(lab, {"intermediate": [12], "final": None}) == {"pml": 1, "pa": 0.5, "sm": 0, "fm": 0}
+    assert score(lab, {"intermediate": [], "final": None}) == {"pml": 0, "pa": 0.0, "sm": 0, "fm": 0}
+    # the release's converter writes final "" for what it could not read: P = (12, 24, ""), M = 3, PA 2/3, FM 0
+    assert score(lab, {"intermediate": [12, 24], "final": None}, compat=True) == {"pml": 2, "pa": 2 / 3, "sm": 0, "fm": 0}
+    # the benchmark's M column (the paper's figure 13, prediction length) counts the states given: 2, and 0 for no answer
+    item = {"task": "Cumulate", "task_name": "Cumulate", "n": 2, "label": lab}
+    bench = ProcBenchBenchmark()
+    got = bench.score(item, '{"intermediate": [12, 24], "final": null}')
+    assert (got["m"], got["pml"], got["pa"], got["sm"], got["fm"]) == (2, 2, 1.0, 1, 1)
+    assert bench.score(item, "I do not know.")["m"] == 0
+    # through the parser: an answer that lists its steps and never says "final" (Sort of "itstb": T = (btsti, bistt))
+    from l0kit.procbench.parser import parse_answer
+    pred = parse_answer("Sort", "Step 1: btsti\nStep 2: bistt")
+    assert score({"init": "itstb", "intermediate": ["btsti"], "final": "bistt"}, pred)["sm"] == 1, pred
+
 def test_initial_state_is_never_scored():
     lab = {"init": 7, "intermediate": [12], "final": 24}
     assert score(lab, {"intermediate": [12], "final": 24}) == score({**lab, "init": None}, {"intermediate": [12], "final": 24})
@@ -104,7 +154,7 @@ def test_metric_invariants(target, pred_inter, compat):
     label = {"init": None, "intermediate": target[:-1], "final": target[-1]}
     pred = {"intermediate": pred_inter[:-1], "final": pred_inter[-1] if pred_inter else None}
     s = score(label, pred, compat=compat)
-    n, m = len(target), max(len(pred_inter), 1)
+    n, m = len(target), (max(len(pred_inter), 1) if compat else len(pred_inter))  # compat: the release's "" final slot
     assert 0 <= s["pml"] <= min(n, m) and 0 <= s["pa"] <= 1
     assert s["pa"] == s["pml"] / max(n, m)
     assert s["sm"] == int(s["pml"] == n == m)

@@ -31,6 +31,7 @@ class CoreConfig(YamlConfig):
     "Settings of building a CoRE-style set (paper defaults); the prompting method is `CoreEvalConfig`'s."
     tau_cc: float = 3.0            # least cyclomatic complexity of a kept implementation
     tau_sim: float = 0.7           # largest 1-gram Jaccard similarity to another kept implementation
+    strict_thresholds: bool = False  # the paper's wording: complexity > tau_cc, similarity < tau_sim (default: >=, <=)
     probes_per_problem: int = 4    # intermediate-state probes per problem
     max_trace_steps: int = 400     # probes are written about traces of at most this many steps
     seed: int = 0                  # breaks ties when choosing probes
@@ -39,6 +40,7 @@ class CoreConfig(YamlConfig):
         for n, lo, hi in (('tau_cc', 0, None), ('tau_sim', 0, 1)): check_value('CoreConfig', n, getattr(self, n), float, minimum=lo, maximum=hi)
         for n in ('probes_per_problem', 'max_trace_steps'): check_value('CoreConfig', n, getattr(self, n), int, minimum=1)
         check_value('CoreConfig', 'seed', self.seed, int, minimum=0)
+        check_value('CoreConfig', 'strict_thresholds', self.strict_thresholds, bool)
 
     def to_dict(self) -> dict: return asdict(self)
 
@@ -213,7 +215,7 @@ def build_core_set(config: CoreConfig | None = None, # thresholds, probes per pr
     for p in problems:
         outputs = validate_problem(p, tracer)
         srcs = [i['code'] for i in p['implementations']]
-        decisions = filter_implementations(srcs, cfg.tau_cc, cfg.tau_sim)
+        decisions = filter_implementations(srcs, cfg.tau_cc, cfg.tau_sim, cfg.strict_thresholds)
         kept = [d.index for d in decisions if d.kept]
         red = reduce_tests([srcs[k] for k in kept], [p['implementations'][k]['func_name'] for k in kept], p['tests'], tracer)
         io = _impl_items(p, kept, red.selected, outputs, split)

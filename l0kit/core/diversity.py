@@ -57,7 +57,8 @@ class FilterDecision:
 # %% ../../nbs/40a_core_diversity.ipynb #e672c492
 def filter_implementations(sources: list[str],  # candidate implementations of one problem, in priority order
                            tau_cc: float = 3.0,  # least cyclomatic complexity
-                           tau_sim: float = 0.7  # largest Jaccard similarity to an implementation already kept
+                           tau_sim: float = 0.7,  # largest Jaccard similarity to an implementation already kept
+                           strict: bool = False,  # the paper's wording: complexity > tau_cc and similarity < tau_sim
                           ) -> list[FilterDecision]:
     "CoRE's complexity and diversity filter over one problem's candidates (greedy, in order)."
     kept, out = [], []
@@ -65,8 +66,8 @@ def filter_implementations(sources: list[str],  # candidate implementations of o
         cc = cyclomatic_complexity(src)
         sims = [(jaccard_similarity(src, sources[k]), k) for k in kept]
         top, nearest = max(sims, default=(0.0, None))
-        if cc < tau_cc: out.append(FilterDecision(i, cc, top, False, 'complexity'))
-        elif top > tau_sim: out.append(FilterDecision(i, cc, top, False, f'similar to #{nearest}'))
+        if cc < tau_cc or (strict and cc == tau_cc): out.append(FilterDecision(i, cc, top, False, 'complexity'))
+        elif top > tau_sim or (strict and top == tau_sim): out.append(FilterDecision(i, cc, top, False, f'similar to #{nearest}'))
         else: kept.append(i); out.append(FilterDecision(i, cc, top, True, 'kept'))
     return out
 

@@ -95,9 +95,8 @@ class ProcBenchBenchmark(Benchmark):
         typed, loose = score_states(item["label"], pred), score_states(item["label"], pred, compat=True)
         parsed = pred["final"] is not None or bool(pred["intermediate"])
         scores = {"task_name": item["task_name"], "n": item["n"], "bin": length_bin(item["n"]), **typed,
-                  **{f"{k}_compat": v for k, v in loose.items()}, "parsed": int(parsed), "m": len(pred["intermediate"]) + 1}
+                  **{f"{k}_compat": v for k, v in loose.items()}, "parsed": int(parsed), "m": len(predicted_sequence(pred))}  # the paper's M: the states given
         T, P = target_sequence(item["label"]), predicted_sequence(pred)
-        P = P[:-1] if P[-1] is None and len(P) > 1 else P
         e, ok = int(typed["pml"]), bool(typed["sm"])
         kind = ('no answer parsed' if not parsed else 'too few states' if e >= len(P) else 'too many states' if e >= len(T)
                 else 'wrong final state' if e == len(T) - 1 else 'wrong state')

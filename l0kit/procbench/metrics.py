@@ -41,29 +41,32 @@ def target_sequence(label: dict) -> list:
     except (KeyError, TypeError): raise ProcBenchError(f"a label needs 'intermediate' and 'final', got {label!r:.200}") from None
 
 # %% ../../nbs/21_procbench_metrics.ipynb #fac24239
-def predicted_sequence(prediction: dict | None) -> list:
-    "P: the prediction's intermediate states followed by its final state (None when it has none)."
+def predicted_sequence(prediction: dict | None,  # {intermediate, final}: what the model answered (parsed)
+                       compat: bool = False,      # the reference evaluator's P: a missing final state is its placeholder ""
+                      ) -> list:
+    "P: the prediction's intermediate states followed by its final state, ending at the last state given."
     if prediction is None: prediction = {}
     if not isinstance(prediction, dict): raise ProcBenchError(f"a prediction is a dict with 'intermediate' and 'final', got {type(prediction).__name__}")
     inter = prediction.get("intermediate") or []
     if not isinstance(inter, (list, tuple)): raise ProcBenchError(f"a prediction's 'intermediate' must be a list, got {type(inter).__name__}")
-    return list(inter) + [prediction.get("final")]
+    final = prediction.get("final")
+    if final is None: return list(inter) + ([""] if compat else [])
+    return list(inter) + [final]
 
 # %% ../../nbs/21_procbench_metrics.ipynb #9dc3cba9
 def score(label: dict,               # {init, intermediate, final}: the truth
           prediction: dict | None,   # {intermediate, final}: what the model answered (parsed)
-          compat: bool = False,      # the reference evaluator's loose comparisons instead of typed equality
+          compat: bool = False,      # the reference evaluator's loose comparisons and its "" final slot instead of the paper's
          ) -> dict:
     "PML, PA, SM and FM of one prediction against its label."
-    T, P = target_sequence(label), predicted_sequence(prediction)
+    T, P = target_sequence(label), predicted_sequence(prediction, compat)
     eq = compat_equal if compat else states_equal
-    if compat and P[-1] is None: P[-1] = ""
     pml = 0
     for t, p in zip(T, P):
         if not eq(t, p): break
         pml += 1
     pa = pml / max(len(T), len(P))
-    return {"pml": pml, "pa": pa, "sm": int(pa == 1), "fm": int(eq(T[-1], P[-1]))}
+    return {"pml": pml, "pa": pa, "sm": int(pa == 1), "fm": int(bool(P) and eq(T[-1], P[-1]))}
 
 # %% ../../nbs/21_procbench_metrics.ipynb #8f5398a2
 METRICS = ("pa", "sm", "fm", "pml")
