@@ -35,6 +35,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                               'l0kit/bridges/inspect.py'),
                                        'l0kit.bridges.inspect.kit_scorer': ('bridges_inspect.html#kit_scorer', 'l0kit/bridges/inspect.py'),
                                        'l0kit.bridges.inspect.kit_task': ('bridges_inspect.html#kit_task', 'l0kit/bridges/inspect.py'),
+                                       'l0kit.bridges.inspect.kit_task_name': ( 'bridges_inspect.html#kit_task_name',
+                                                                                'l0kit/bridges/inspect.py'),
                                        'l0kit.bridges.inspect.l0bench': ('bridges_inspect.html#l0bench', 'l0kit/bridges/inspect.py'),
                                        'l0kit.bridges.inspect.majority_vote': ( 'bridges_inspect.html#majority_vote',
                                                                                 'l0kit/bridges/inspect.py'),
