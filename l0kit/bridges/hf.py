@@ -164,4 +164,6 @@ def register_cli(subparsers):
     rl.add_argument('--split', required=True); rl.add_argument('--out', required=True, help='the .parquet file')
     hf = sub.add_parser('hf', help='Parquet per split and a dataset card that `datasets.load_dataset(DIR)` reads')
     hf.add_argument('--benchmark', default='l0'); hf.add_argument('--data', required=True); hf.add_argument('--out', required=True)
+    from l0kit.bridges.inspect_log import add_inspect_log_parser
+    add_inspect_log_parser(sub)  # `l0kit export inspect-log RUN... --out FILE.eval` (its own command function)
     p.set_defaults(func=cmd_export)
