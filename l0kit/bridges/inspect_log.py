@@ -55,6 +55,7 @@ def _results(samples: list):
 def inspect_log(run_dirs: list, data=None):
     "An Inspect `EvalLog` of one kit run (its folders): one sample per scored (item, voter)."
     from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalPlan, EvalSpec, EvalStats
+    from inspect_ai.model import ModelUsage
     reps = report(list(run_dirs), data)
     if len(reps) != 1: raise ConfigError(f"the folders hold {len(reps)} different runs; an Inspect log holds one: export each run apart")
     rep, meta = reps[0], read_meta(run_dirs[0])
@@ -71,8 +72,10 @@ def inspect_log(run_dirs: list, data=None):
                                         samples=len({r['id'] for r in rows}), sample_ids=sorted({r['id'] for r in rows})),
                     config=EvalConfig(epochs=rep.settings['run'].get('voters')),
                     metadata={'l0kit_run': meta, 'simulated': rep.simulated, 'notes': rep.notes, 'exported_by': 'l0kit export inspect-log'})
+    usage = ModelUsage(input_tokens=sum(s.output.usage.input_tokens for s in samples), output_tokens=sum(s.output.usage.output_tokens for s in samples))
+    usage.total_tokens = usage.input_tokens + usage.output_tokens
     return EvalLog(eval=spec, plan=EvalPlan(name='l0kit eval'), status='success', samples=samples, results=_results(samples),
-                   stats=EvalStats(started_at=created, completed_at=created))
+                   stats=EvalStats(started_at=created, completed_at=created, model_usage={model: usage}))
 
 # %% ../../nbs/65_bridges_inspect_log.ipynb #fb79931b
 def export_inspect_log(run_dirs: list, out, data=None) -> Path:
