@@ -2,7 +2,6 @@
 server that answers with the kit's simulated models: the dataset is the kit's prompts and items, and the rubric's
 rewards equal what `l0kit report` scores for the same answers (exact) and the steps before the first error (partial)."""
 import dataclasses
-from pathlib import Path
 import pytest
 vf = pytest.importorskip('verifiers', reason="the `rl` extra's verifiers (0.3) is not installed")
 from sim_server import SimServer, text_of
