@@ -45,14 +45,23 @@ def fake_egg_info(folder: Path):
     (egg / 'PKG-INFO').write_text('Metadata-Version: 2.1\nName: l0kit\nVersion: 0.1.0\n')
     (egg / 'entry_points.txt').write_text('[inspect_ai]\nl0kit = l0kit.bridges.inspect\n')
 
-@pytest.mark.parametrize('where', ['root', 'egg-info', 'elsewhere'])
+def editable_dist_info(folder: Path):
+    "What `pip install -e .` puts in site-packages: metadata with the entry point and a `direct_url.json` saying editable."
+    d = folder / 'l0kit-0.1.0.dist-info'; d.mkdir(parents=True)
+    (d / 'METADATA').write_text('Metadata-Version: 2.1\nName: l0kit\nVersion: 0.1.0\n')
+    (d / 'entry_points.txt').write_text('[inspect_ai]\nl0kit = l0kit.bridges.inspect\n')
+    (d / 'direct_url.json').write_text(json.dumps({'dir_info': {'editable': True}, 'url': ROOT.as_uri()}))
+
+@pytest.mark.parametrize('where', ['root', 'egg-info', 'elsewhere', 'installed'])
 def test_python_api_finds_the_tasks(tmp_path, served, where):
+    "Wherever Python starts, and whether or not Inspect sees the kit as installed, the task is `l0kit/procbench` (never doubled)."
     data, items, url = served
-    cwd = ROOT if where == 'root' else tmp_path / 'cwd'
+    cwd, path = (ROOT if where == 'root' else tmp_path / 'cwd'), str(ROOT)
     if where != 'root':
         cwd.mkdir()
         if where == 'egg-info': fake_egg_info(cwd)
-    env = os.environ | {'PYTHONPATH': str(ROOT), 'LOCAL_BASE_URL': url, 'LOCAL_API_KEY': 'none'}
+        if where == 'installed': editable_dist_info(tmp_path / 'site'); path = f"{tmp_path / 'site'}{os.pathsep}{ROOT}"
+    env = os.environ | {'PYTHONPATH': path, 'LOCAL_BASE_URL': url, 'LOCAL_API_KEY': 'none'}
     r = subprocess.run([sys.executable, '-c', API_RUN, str(data), str(tmp_path / 'logs')], cwd=cwd, env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-3000:]
     check_log(json.loads(r.stdout.strip().splitlines()[-1])['location'], items)
