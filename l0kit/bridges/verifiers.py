@@ -4,21 +4,21 @@
 
 # %% ../../nbs/64_bridges_verifiers.ipynb #bb646204
 from __future__ import annotations
-import json
+import functools, json
 from ..harness.config import ConfigError
-from .answers import TOOL_NAMES, as_benchmark, reference_answer
-from .rl import TrainingStream, compute_score, scoring_item
+from .answers import TOOL_NAMES, as_benchmark, partial_credit, record_scores, reference_answer
+from .rl import EXACT, TrainingStream, scoring_item
 
 # %% auto #0
-__all__ = ['env_rows', 'completion_text', 'l0kit_exact', 'l0kit_partial', 'load_environment']
+__all__ = ['env_rows', 'completion_text', 'row_score', 'l0kit_exact', 'l0kit_partial', 'load_environment']
 
 # %% ../../nbs/64_bridges_verifiers.ipynb #1ba3c0bd
 def env_rows(bench, items: list, seed: int = 0) -> list[dict]:
-    "verifiers rows of `items`: the kit's prompt, the reference answer, the item in `info`."
+    "verifiers rows of `items`: the kit's prompt, the reference answer, the item and the benchmark's settings in `info`."
     bench.prepare(items)
     return [{'prompt': bench.build_prompt(it, 0, seed).messages, 'answer': reference_answer(bench, it),
              'info': {'benchmark': bench.name, 'tool_name': f"l0kit/{TOOL_NAMES[bench.name]}", 'id': it['id'], 'split': str(it.get('split')),
-                      'item': json.dumps(scoring_item(bench, it))}}
+                      'settings': json.dumps(bench.settings(), sort_keys=True), 'item': json.dumps(scoring_item(bench, it))}}
             for it in items]
 
 # %% ../../nbs/64_bridges_verifiers.ipynb #a329ce07
@@ -32,13 +32,23 @@ def completion_text(completion) -> str:
     if isinstance(c, str): return c
     return ''.join(p.get('text', '') if isinstance(p, dict) else getattr(p, 'text', '') or '' for p in c)
 
-def l0kit_exact(completion, answer: str, info: dict, **kwargs) -> float:
-    "1.0 for a whole right answer, else 0.0 (the paper's exact measure: L0 trace accuracy, ProcBench SM, SX and CoRE correctness)."
-    return compute_score(info['benchmark'], completion_text(completion), answer, info, 'exact')
+@functools.lru_cache(maxsize=16)
+def _benchmark(name: str, settings: str):
+    return as_benchmark(name, json.loads(settings))
 
-def l0kit_partial(completion, answer: str, info: dict, **kwargs) -> float:
+def row_score(info: dict, completion, mode: str = 'exact') -> float:
+    "The reward of a completion of a row: `exact` (1.0 or 0.0) or `partial`, scored by the benchmark with the row's settings."
+    bench, item, text = _benchmark(info['benchmark'], info.get('settings') or '{}'), json.loads(info['item']), completion_text(completion)
+    s = record_scores(bench, item, text)
+    return float(s[EXACT[bench.name]]) if mode == 'exact' else float(partial_credit(bench, item, text, s))
+
+def l0kit_exact(completion, info: dict, **kwargs) -> float:
+    "1.0 for a whole right answer, else 0.0 (the paper's exact measure: L0 trace accuracy, ProcBench SM, SX and CoRE correctness)."
+    return row_score(info, completion, 'exact')
+
+def l0kit_partial(completion, info: dict, **kwargs) -> float:
     "The fraction of the answer's steps before its first error (1.0 for a whole right answer)."
-    return compute_score(info['benchmark'], completion_text(completion), answer, info, 'partial')
+    return row_score(info, completion, 'partial')
 
 # %% ../../nbs/64_bridges_verifiers.ipynb #d7c8ca15
 def load_environment(benchmark: str = 'l0',  # l0, procbench, sx or core (or l0bench, sxbench, corebench)
