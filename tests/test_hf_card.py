@@ -1,6 +1,6 @@
 """The Hugging Face export's dataset card: `datasets` reads its YAML without a warning, and the split sizes it states
 pass `datasets`' own full verification (`verification_mode='all_checks'`) on every benchmark."""
-import os, subprocess, sys
+import ast, os, subprocess, sys
 from pathlib import Path
 import pytest
 from l0kit.harness.benchmark import get_benchmark
@@ -20,4 +20,4 @@ def test_card_reads_without_a_warning(tmp_path, name):
     warnings = [l for l in r.stderr.splitlines() if 'malformed' in l or 'Ignoring' in l or 'WARNING' in l.upper()]
     assert warnings == []
     bench = get_benchmark(name)
-    assert eval(r.stdout.strip().splitlines()[-1]) == {s: len(bench.load(data, s)) for s in set_splits(bench, data) if bench.load(data, s)}
+    assert ast.literal_eval(r.stdout.strip().splitlines()[-1]) == {s: len(bench.load(data, s)) for s in set_splits(bench, data) if bench.load(data, s)}
