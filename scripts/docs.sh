@@ -13,7 +13,7 @@ trap 'rm -rf "$SRC"' EXIT
 # The pages: notebooks without nbdev's directives and hidden cells, flat (one folder, so one relative path to the
 # assets serves every page), the README and CONTRIBUTING as pages, and the navigation written from the file names.
 python - "$SRC" <<'EOF'
-import json, re, shutil, sys
+import html, json, re, shutil, sys
 from pathlib import Path
 src = Path(sys.argv[1]); docs = src / 'docs'; docs.mkdir()
 SECTIONS = [('Harness', 0, 9), ('L0-Bench', 10, 18), ('Experiments', 19, 19), ('ProcBench', 20, 29), ('SX', 30, 39),
@@ -24,6 +24,18 @@ def section(nb: Path) -> str:
     m = re.match(r'(\d\d)', nb.name)
     return next((s for s, lo, hi in SECTIONS if m and lo <= int(m.group(1)) <= hi), 'More')
 
+# mkdocs-jupyter drops backtick spans when it makes a page's table of contents: `## Budgets and `<think>`` became
+# "Budgets and", linked to `#budgets-and`, while the heading's id is `budgets-and-think`. As HTML the code survives.
+def code_in_headings(md: str) -> str:
+    "The markdown with the `code` spans of its headings written as <code> HTML."
+    out, fence = [], False
+    for line in md.split('\n'):
+        if line.lstrip().startswith(('```', '~~~')): fence = not fence
+        if not fence and re.match(r'#{1,6}\s', line):
+            line = re.sub(r'`([^`]+)`', lambda m: f"<code>{html.escape(m.group(1))}</code>", line)
+        out.append(line)
+    return '\n'.join(out)
+
 def page(nb: Path) -> tuple[str, str]:
     "Write the notebook's page source; (title, file name)."
     d = json.loads(nb.read_text(encoding='utf-8'))
@@ -33,6 +45,7 @@ def page(nb: Path) -> tuple[str, str]:
         flags = re.findall(r'^#\|\s*(\S+)', text, re.M)
         if c['cell_type'] == 'code' and ({'hide', 'default_exp'} & set(flags) or 'exporti' in flags): continue
         if c['cell_type'] == 'code': text = re.sub(r'^#\|.*\n?', '', text, flags=re.M)
+        if c['cell_type'] == 'markdown': text = code_in_headings(text)
         if not text.strip() and not c.get('outputs'): continue
         c['source'] = text
         cells.append(c)
@@ -55,7 +68,7 @@ def link_notebooks(md: str) -> str:
     "`nbs/05_runs` and `05_runs` references of existing notebooks become links to their pages."
     def sub(m):
         key = m.group(2).removesuffix('.ipynb')
-        return f"[`{m.group(1)}{m.group(2)}`]({names[key]})" if key in names else m.group(0)
+        return f"[`{m.group(1) or ''}{m.group(2)}`]({names[key]})" if key in names else m.group(0)
     return re.sub(r'`(nbs/)?([\w/]+?(?:\.ipynb)?)`', sub, md)
 
 (docs / 'index.md').write_text(link_notebooks(Path('README.md').read_text(encoding='utf-8')), encoding='utf-8')

@@ -58,4 +58,6 @@ def register_cli(subparsers):
     _settings(rl)
     hf = sub.add_parser('hf', help='Parquet per split and a dataset card that `datasets.load_dataset(DIR)` reads')
     _data_args(hf); hf.add_argument('--out', required=True, help='the dataset folder to write')
+    from l0kit.bridges.inspect_log import add_inspect_log_parser
+    add_inspect_log_parser(sub)  # `l0kit export inspect-log RUN... --out FILE.eval` (its own command function)
     p.set_defaults(func=cmd_export)

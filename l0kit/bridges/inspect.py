@@ -18,8 +18,8 @@ from .answers import as_benchmark, record_scores, sample_metrics
 from .lmeval import TokenCounter
 
 # %% auto #0
-__all__ = ['chat_messages', 'kit_samples', 'kit_prompt', 'kit_scorer', 'majority_vote', 'kit_task', 'benchmark', 'l0bench',
-           'procbench', 'sxbench', 'corebench']
+__all__ = ['chat_messages', 'kit_samples', 'kit_prompt', 'kit_scorer', 'majority_vote', 'kit_task', 'kit_task_name', 'benchmark',
+           'l0bench', 'procbench', 'sxbench', 'corebench']
 
 # %% ../../nbs/61_bridges_inspect.ipynb #4c1ab9df
 _ROLES = {'system': ChatMessageSystem, 'user': ChatMessageUser, 'assistant': ChatMessageAssistant}
@@ -86,6 +86,13 @@ def kit_task(benchmark: str, data: str, split: str, voters: int | None = None, s
                 config=GenerateConfig(temperature=run.decoding_temperature, top_p=run.top_p, stop_seqs=run.stop or None),
                 metadata={'benchmark': bench.name, 'settings': bench.settings(), 'split': split, 'data': str(data), 'voters': v, 'seed': seed})
 
+# %% ../../nbs/61_bridges_inspect.ipynb #72ad1733
+def kit_task_name(name: str) -> str:
+    "`name`, or `l0kit/name` where Inspect would not namespace the kit's tasks itself (a `l0kit.egg-info` in the working folder)."
+    try: from inspect_ai._util.package import get_installed_package_name
+    except ImportError: return name  # a later Inspect: its own namespacing applies
+    return name if get_installed_package_name(kit_task_name) == 'l0kit' else f"l0kit/{name}"
+
 # %% ../../nbs/61_bridges_inspect.ipynb #a633aba9
 def _settings(settings) -> dict:
     "Evaluation settings from a dict or `key=value,key=value` text (values read as YAML scalars)."
@@ -98,7 +105,7 @@ def _settings(settings) -> dict:
         out[k.strip()] = yaml.safe_load(v)
     return out
 
-@task(name='benchmark')
+@task(name=kit_task_name('benchmark'))
 def benchmark(data: str, benchmark: str | None = None, split: str | None = None, settings: str | dict | None = None,
               voters: int | None = None, seed: int = 0, limit: int | None = None, stop: list | None = None,
               temperature: float | None = None, tokenizer: str | None = None) -> Task:
@@ -107,7 +114,7 @@ def benchmark(data: str, benchmark: str | None = None, split: str | None = None,
     split = split or as_benchmark(name).splits(data)[0]
     return kit_task(name, data, split, voters, seed, limit, stop, temperature, tokenizer, **_settings(settings))
 
-@task
+@task(name=kit_task_name('l0bench'))
 def l0bench(data: str, split: str = 'short', voters: int | None = None, seed: int = 0, limit: int | None = None,
             shots: int = 4, pool_size: int = 64, setup: str = 'default', budget_margin: int = 200,
             stop: list | None = None, temperature: float | None = None, tokenizer: str | None = None) -> Task:
@@ -115,19 +122,19 @@ def l0bench(data: str, split: str = 'short', voters: int | None = None, seed: in
     return kit_task('l0', data, split, voters, seed, limit, stop, temperature, tokenizer, shots=shots, pool_size=pool_size,
                     setup=setup, budget_margin=budget_margin)
 
-@task
+@task(name=kit_task_name('procbench'))
 def procbench(data: str, split: str = 'short', voters: int | None = None, seed: int = 0, limit: int | None = None,
               answer_format: str = 'free', max_new_tokens: int = 4096, stop: list | None = None, temperature: float | None = None) -> Task:
     "ProcBench: follow a procedure, answer every intermediate state (PA, SM, FM, PML)."
     return kit_task('procbench', data, split, voters, seed, limit, stop, temperature, answer_format=answer_format, max_new_tokens=max_new_tokens)
 
-@task
+@task(name=kit_task_name('sxbench'))
 def sxbench(data: str, split: str = 'predict', voters: int | None = None, seed: int = 0, limit: int | None = None,
             presentation: str = 'visible', max_new_tokens: int = 16384, stop: list | None = None, temperature: float | None = None) -> Task:
     "SX-style step counting: Predict (Yes/No per pair), Easy and Hard step reasoning (sample accuracy)."
     return kit_task('sx', data, split, voters, seed, limit, stop, temperature, presentation=presentation, max_new_tokens=max_new_tokens)
 
-@task
+@task(name=kit_task_name('corebench'))
 def corebench(data: str, split: str = 'test', voters: int | None = None, seed: int = 0, limit: int | None = None,
               method: str = 'cot', max_new_tokens: int = 2048, stop: list | None = None, temperature: float | None = None) -> Task:
     "CoRE: output prediction across implementations and intermediate-state probes (per-item correctness)."
