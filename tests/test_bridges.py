@@ -166,7 +166,7 @@ def test_inspect_task_by_name_with_the_mock_model(tmp_path, data):
     assert log.status == 'success' and log.eval.task == 'l0kit/procbench' and len(log.samples) == 6
     sc = {s.id: s.scores['kit_scorer'] for s in log.samples}
     first = sc.pop(got['first'])
-    assert first.value['sm'] == 0.0 and first.metadata['first_error_type'] == 'missing'
+    assert first.value['sm'] == 0.0 and first.metadata['first_error_type'] == 'too few states'  # every intermediate state, no final: one state short
     assert all(v.value['sm'] == 1.0 and v.metadata['first_error_step'] is None for v in sc.values())
     assert {s.name: s.metrics['mean'].value for s in log.results.scores}['sm'] == pytest.approx(5 / 6)
 

@@ -12,7 +12,7 @@ from l0kit.harness.report import report
 from l0kit.harness.runner import RunConfig
 from l0kit.harness.runs import Record, append_records, new_run_meta, write_meta
 from l0kit.bridges.answers import reference_answer
-from l0kit.bridges.rl import EXACT, corruptions
+from l0kit.bridges.rl import corruptions
 
 SPLITS = {'l0': 'short', 'procbench': 'short', 'sx': 'easy', 'core': 'test'}
 SIMULATED = {'l0': 'rate=0.05,seed=0', 'procbench': 'error_rate=0.3', 'core': 'output_accuracy=0.5,probe_accuracy=0.5'}  # `simulated:` options
@@ -73,7 +73,7 @@ def test_rollouts_through_a_local_server_score_as_the_report(tmp_path, data, nam
     for it in items:
         o, row = got[it['id']], rows[it['id']]
         assert o['completion'][-1]['content'] == texts[it['id']]
-        assert o['metrics']['l0kit_exact'] == float(row[EXACT[name]]) == o['reward']  # reward='exact' carries the weight
+        assert o['metrics']['l0kit_exact'] == float(row["correct"]) == o['reward']  # reward='exact' carries the weight
         assert o['metrics']['l0kit_partial'] == pytest.approx(partial_by_hand(name, it, row, texts[it['id']]))
         exact_seen.add(o['reward'])
     assert exact_seen == {0.0, 1.0}, 'the answers should include right and wrong ones'
