@@ -4,18 +4,18 @@
 
 # %% ../../nbs/06_runner.ipynb #40271c56
 from __future__ import annotations
-import dataclasses, hashlib, inspect, random, time
+import contextlib, dataclasses, hashlib, inspect, random, time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from .config import ConfigError, YamlConfig, check_value
 from .models import GenerationParams, Model
 from .prompt import Prompt, prompt_hash
-from .runs import (Record, RunError, Shard, append_records, model_identity, new_run_meta, read_meta, read_records,
+from .runs import (Record, RecordWriter, RunError, Shard, append_records, model_identity, new_run_meta, read_meta, read_records,
                                 run_lock, same_run, write_meta, RUN_FILE)
 
 # %% auto #0
 __all__ = ['RunConfig', 'voter_seed', 'draw_demonstrations', 'generation_budget', 'split_think', 'open_run', 'check_resume',
-           'make_record', 'pending_pairs', 'build_prompts', 'run_eval', 'summarize_run']
+           'make_record', 'pending_pairs', 'build_prompt', 'build_prompts', 'run_eval', 'summarize_run']
 
 # %% ../../nbs/06_runner.ipynb #e7dc0d6f
 @dataclass
@@ -137,45 +137,60 @@ def pending_pairs(benchmark, model, items: list, out, run: RunConfig, voters: in
     return pairs, todo, {it['id']: benchmark.item_hash(it) for it in {id(it): it for it, _ in todo}.values()}
 
 # %% ../../nbs/06_runner.ipynb #112f68f7
+def build_prompt(benchmark, model, run: RunConfig, item: dict, voter: int) -> Prompt:
+    "The prompt of one (item, voter) pair, with the runner's ids in its meta and the run's budget."
+    p = Prompt.coerce(benchmark.build_prompt(item, voter, run.seed))
+    meta = {'id': item['id'], 'voter': voter, **p.meta}
+    if run.reasoning: meta.pop('stop_after', None)  # a thinking model may write the line while it thinks
+    p = dataclasses.replace(p, meta=meta)
+    return dataclasses.replace(p, max_new_tokens=generation_budget(p, model, run))
+
 def build_prompts(benchmark, model, run: RunConfig, pairs: list) -> list:
     "The prompts of (item, voter) pairs, with the runner's ids in their meta and the run's budgets."
-    out = []
-    for it, v in pairs:
-        p = Prompt.coerce(benchmark.build_prompt(it, v, run.seed))
-        meta = {'id': it['id'], 'voter': v, **p.meta}
-        if run.reasoning: meta.pop('stop_after', None)  # a thinking model may write the line while it thinks
-        p = dataclasses.replace(p, meta=meta)
-        out.append(dataclasses.replace(p, max_new_tokens=generation_budget(p, model, run)))
-    return out
+    return [build_prompt(benchmark, model, run, it, v) for it, v in pairs]
+
+class _Tally:
+    "What the runner has handed to the writer: counts, tokens, and a progress bar refreshed a few times a second."
+    def __init__(self, total, progress, writer):
+        self.bar, self.writer, self.failed, self.tokens, self.t0, self.shown = _progress(total, progress), writer, 0, 0, time.perf_counter(), 0.0
+    def keep(self, recs: list):
+        self.writer.add(recs)
+        self.failed += sum(r.failed for r in recs); self.tokens += sum(r.completion_tokens or 0 for r in recs)
+        self.bar.update(len(recs))
+        if (now := time.perf_counter()) - self.shown > 0.5:
+            self.shown = now; self.bar.set_postfix(tok_s=f"{self.tokens / max(now - self.t0, 1e-9):.0f}", failed=self.failed, refresh=False)
 
 def _generate(benchmark, model, run, out, todo, hashes, progress) -> tuple[int, int]:
     params = GenerationParams(temperature=run.decoding_temperature, top_p=run.top_p, stop=list(run.stop))
-    new = failed = tokens = 0
-    t0, bar = time.perf_counter(), _progress(len(todo), progress)
+    writer = RecordWriter(out)
+    tally = _Tally(len(todo), progress, writer)
     try:
-        for s in range(0, len(todo), max(1, model.batch_size)):
-            chunk = todo[s:s + max(1, model.batch_size)]
-            prompts, seeds = build_prompts(benchmark, model, run, chunk), [voter_seed(run.seed, it['id'], v) for it, v in chunk]
-            early = {}  # responses a backend hands over as they arrive, written at once
-            def on_result(i, completions):
-                (it, v), p = chunk[i], prompts[i]
-                early[i] = make_record(it, v, p, hashes[it['id']], completions[0], model)
-                append_records(out, [early[i]])
-            kw = {'on_result': on_result} if 'on_result' in inspect.signature(model.generate).parameters else {}
-            try: outs = model.generate(prompts, params, seeds=seeds, **kw)
-            except BaseException:
-                new += len(early); raise
-            recs = [early.get(i) or make_record(it, v, p, hashes[it['id']], o[0], model) for i, ((it, v), p, o) in enumerate(zip(chunk, prompts, outs))]
-            append_records(out, [r for i, r in enumerate(recs) if i not in early])
-            new += len(recs); failed += sum(r.failed for r in recs); tokens += sum(r.completion_tokens or 0 for r in recs)
-            bar.update(len(recs)); bar.set_postfix(tok_s=f"{tokens / max(time.perf_counter() - t0, 1e-9):.0f}", failed=failed)
+        if hasattr(model, 'stream'):  # a concurrent client: prompts are built as slots free up, answers written as they arrive
+            def jobs():
+                for it, v in todo:
+                    p = build_prompt(benchmark, model, run, it, v)
+                    yield (it, v, p), p, voter_seed(run.seed, it['id'], v)
+            model.stream(jobs(), params, lambda k, cs: tally.keep([make_record(k[0], k[1], k[2], hashes[k[0]['id']], cs[0], model)]))
+        else:
+            for s in range(0, len(todo), max(1, model.batch_size)):
+                chunk = todo[s:s + max(1, model.batch_size)]
+                prompts, seeds = build_prompts(benchmark, model, run, chunk), [voter_seed(run.seed, it['id'], v) for it, v in chunk]
+                early = set()  # responses a backend hands over as they arrive, written at once
+                def on_result(i, completions):
+                    (it, v), p = chunk[i], prompts[i]
+                    early.add(i); tally.keep([make_record(it, v, p, hashes[it['id']], completions[0], model)])
+                kw = {'on_result': on_result} if 'on_result' in inspect.signature(model.generate).parameters else {}
+                outs = model.generate(prompts, params, seeds=seeds, **kw)
+                tally.keep([make_record(it, v, p, hashes[it['id']], o[0], model)
+                            for i, ((it, v), p, o) in enumerate(zip(chunk, prompts, outs)) if i not in early])
     except (KeyboardInterrupt, Exception) as e:
-        bar.close()
-        note = f"run interrupted ({type(e).__name__}: {e}); {new} new responses are saved in {out}; run the same command again to resume"
+        tally.bar.close()
+        with contextlib.suppress(RunError): writer.close()  # what was answered is written before the note counts it
+        note = f"run interrupted ({type(e).__name__}: {e}); {writer.saved} new responses are saved in {out}; run the same command again to resume"
         if isinstance(e, KeyboardInterrupt): raise KeyboardInterrupt(note) from None
         raise RunError(note) from e
-    bar.close()
-    return new, failed
+    writer.close(); tally.bar.close()
+    return writer.saved, tally.failed
 
 # %% ../../nbs/06_runner.ipynb #54d5c64c
 def run_eval(benchmark,  # a `Benchmark` instance (its settings included)

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/05_runs.ipynb #9de6f4df
 from __future__ import annotations
-import datetime, fcntl, hashlib, json, os
+import datetime, fcntl, hashlib, json, os, threading
 from dataclasses import dataclass, field, asdict, fields
 from pathlib import Path
 import l0kit
@@ -13,8 +13,9 @@ from .models import parse_model_spec
 
 # %% auto #0
 __all__ = ['RUN_FILE', 'RESPONSES_FILE', 'LOCK_FILE', 'RUN_FORMAT', 'OPERATIONAL_OPTIONS', 'IDENTITY', 'RunError', 'Record',
-           'RecordError', 'record_from_dict', 'Responses', 'read_records', 'append_records', 'run_lock', 'Shard',
-           'model_identity', 'new_run_meta', 'same_run', 'upgrade_meta', 'Run', 'read_meta', 'read_run', 'write_meta']
+           'RecordError', 'record_from_dict', 'Responses', 'read_records', 'append_records', 'RecordWriter', 'run_lock',
+           'Shard', 'model_identity', 'new_run_meta', 'same_run', 'upgrade_meta', 'Run', 'read_meta', 'read_run',
+           'write_meta']
 
 # %% ../../nbs/05_runs.ipynb #e3d76853
 class RunError(Exception):
@@ -48,9 +49,11 @@ class Record:
 
     def to_json(self) -> str:
         "The record as one line of JSON (an empty `meta` left out)."
-        d = asdict(self)
+        d = {k: getattr(self, k) for k in _FIELDS}
         if not d['meta']: del d['meta']
         return json.dumps(d, ensure_ascii=False)
+
+_FIELDS = tuple(f.name for f in fields(Record))  # `asdict` deep-copies: too slow for a million lines
 
 # %% ../../nbs/05_runs.ipynb #769be32b
 class RecordError(ValueError):
@@ -102,25 +105,75 @@ def read_records(run_dir) -> Responses:
     return Responses(list(last.values()), bad, tail)
 
 # %% ../../nbs/05_runs.ipynb #656678a2
+def _set_torn_aside(fh, f: Path):
+    "If the open file `fh` ends in a torn line (no newline), move that line to `responses.torn` and cut it off."
+    size = fh.seek(0, os.SEEK_END)
+    if not size: return
+    fh.seek(size - 1)
+    if fh.read(1) == b'\n': return
+    window = 4096
+    while True:
+        start = max(0, size - window); fh.seek(start); data = fh.read()
+        cut = data.rfind(b'\n')
+        if cut >= 0 or start == 0: break
+        window *= 4
+    cut = start + cut + 1
+    with open(f.with_suffix('.torn'), 'ab') as t: t.write(data[cut - start:] + b'\n')
+    fh.truncate(cut)
+
 def append_records(run_dir, records: list):
     "Append records to the run folder's responses and force them to disk (a torn last line is set aside first)."
     f = Path(run_dir) / RESPONSES_FILE
     with open(f, 'a+b') as fh:
-        size = fh.seek(0, os.SEEK_END)
-        fh.seek(max(0, size - 1)) if size else None
-        if size and fh.read(1) != b'\n':  # a torn last line: find its start, move it aside
-            window = 4096
-            while True:
-                start = max(0, size - window); fh.seek(start); data = fh.read()
-                cut = data.rfind(b'\n')
-                if cut >= 0 or start == 0: break
-                window *= 4
-            cut = start + cut + 1
-            with open(f.with_suffix('.torn'), 'ab') as t: t.write(data[cut - start:] + b'\n')
-            fh.truncate(cut)
+        _set_torn_aside(fh, f)
         fh.seek(0, os.SEEK_END)
         fh.write(''.join(r.to_json() + '\n' for r in records).encode('utf-8'))
         fh.flush(); os.fsync(fh.fileno())
+
+# %% ../../nbs/05_runs.ipynb #4930bf77
+class RecordWriter:
+    "Appends records to a run folder by group commit: one write and one `fsync` for all the records that arrived during the previous one."
+    def __init__(self, run_dir):
+        self.path = Path(run_dir) / RESPONSES_FILE
+        self.fh = open(self.path, 'a+b')
+        _set_torn_aside(self.fh, self.path); self.fh.seek(0, os.SEEK_END)
+        self.cond, self.buf, self.queued, self.saved, self.commits, self.error, self.closing = threading.Condition(), [], 0, 0, 0, None, False
+        self.thread = threading.Thread(target=self._commit_loop, name='l0kit-writer', daemon=True); self.thread.start()
+
+    def add(self, records: list):
+        "Queue records to be written; they count as saved once `saved` says so (at the latest at `flush` or `close`)."
+        data = ''.join(r.to_json() + '\n' for r in records).encode('utf-8')
+        with self.cond:
+            if self.error is not None: raise self.error
+            self.buf.append(data); self.queued += len(records); self.cond.notify()
+
+    def _commit_loop(self):
+        while True:
+            with self.cond:
+                while not self.buf and not self.closing: self.cond.wait()
+                if not self.buf: return
+                data, n, self.buf = b''.join(self.buf), self.queued - self.saved, []
+            try: self.fh.write(data); self.fh.flush(); os.fsync(self.fh.fileno())
+            except OSError as e:
+                with self.cond: self.error = RunError(f"cannot write {self.path} ({e}); {self.saved} responses are saved"); self.cond.notify_all()
+                return
+            with self.cond: self.saved += n; self.commits += 1; self.cond.notify_all()
+
+    def flush(self):
+        "Wait until every queued record is on disk."
+        with self.cond:
+            while self.saved < self.queued and self.error is None: self.cond.wait()
+            if self.error is not None: raise self.error
+
+    def close(self):
+        "Write what is queued, stop the writer and close the file."
+        if self.fh.closed: return
+        with self.cond: self.closing = True; self.cond.notify_all()
+        self.thread.join(); self.fh.close()
+        if self.error is not None: raise self.error
+
+    def __enter__(self): return self
+    def __exit__(self, *exc): self.close()
 
 # %% ../../nbs/05_runs.ipynb #492a9fd1
 class run_lock:
