@@ -10,7 +10,7 @@ from pathlib import Path
 from .config import ConfigError, YamlConfig, check_value
 from .models import GenerationParams, Model
 from .prompt import Prompt, prompt_hash
-from .runs import (Record, RecordWriter, RunError, Shard, append_records, model_identity, new_run_meta, read_meta, read_records,
+from .runs import (Record, RecordError, RecordWriter, RunError, iter_records, Shard, append_records, model_identity, new_run_meta, read_meta, read_records,
                                 run_lock, same_run, write_meta, RUN_FILE)
 
 # %% auto #0
@@ -92,10 +92,10 @@ def open_run(out, benchmark, model: Model, run: RunConfig, voters: int, data: st
     return meta
 
 # %% ../../nbs/06_runner.ipynb #220b1153
-def check_resume(benchmark, items: list, records: list, seed: int = 0, out=''):
+def check_resume(benchmark, items: list, records, seed: int = 0, out=''):
     "Raise `RunError` naming the first (item, voter) whose record does not answer the prompt the items give now."
     by_id = {it['id']: it for it in items}
-    hashes = {}
+    hashes, prompted = {}, set()
     for r in records:
         it = by_id.get(r.id)
         if it is None: continue  # an item outside --limit: kept, not touched
@@ -104,9 +104,11 @@ def check_resume(benchmark, items: list, records: list, seed: int = 0, out=''):
             if h != r.item_hash:
                 raise RunError(f"item {r.id!r} of the data set differs from the one the responses in {out} answer "
                                "(the data set was regenerated or edited since); evaluate into a new --out folder")
-        if r.prompt_hash is not None and prompt_hash(benchmark.build_prompt(it, r.voter, seed)) != r.prompt_hash:
-            raise RunError(f"item {r.id!r} voter {r.voter}: the prompt on disk differs from the one the data set and settings "
-                           f"give now (the data set or the prompt templates changed); evaluate into a new --out folder")
+        if r.prompt_hash is not None and r.id not in prompted:  # one voter per item: a changed template changes every voter's prompt
+            prompted.add(r.id)
+            if prompt_hash(benchmark.build_prompt(it, r.voter, seed)) != r.prompt_hash:
+                raise RunError(f"item {r.id!r} voter {r.voter}: the prompt on disk differs from the one the data set and settings "
+                               f"give now (the data set or the prompt templates changed); evaluate into a new --out folder")
 
 # %% ../../nbs/06_runner.ipynb #5b29f562
 def make_record(item, voter, prompt, item_hash, c, model) -> Record:
@@ -129,9 +131,12 @@ def pending_pairs(benchmark, model, items: list, out, run: RunConfig, voters: in
     "(every pair of the shard, the pairs without a response, item hashes): call it holding the run's lock."
     benchmark.prepare(items)
     open_run(out, benchmark, model, run, voters, data, split, limit, shard)
-    existing = read_records(out).records
-    check_resume(benchmark, items, existing, run.seed, out)
-    done = {(r.id, r.voter) for r in existing if not r.failed}
+    failed = {}  # (split, id, voter) -> whether its last record failed; the records are read streaming, not kept
+    def seen():
+        for _, r in iter_records(out):
+            if isinstance(r, Record): failed[r.key] = r.failed; yield r
+    check_resume(benchmark, items, seen(), run.seed, out)
+    done = {(i, v) for (_, i, v), f in failed.items() if not f}
     pairs = [(it, v) for it in items for v in range(voters) if shard.holds(it['id'], v)]
     todo = [(it, v) for it, v in pairs if (it['id'], v) not in done]
     return pairs, todo, {it['id']: benchmark.item_hash(it) for it in {id(it): it for it, _ in todo}.values()}
@@ -216,16 +221,19 @@ def run_eval(benchmark,  # a `Benchmark` instance (its settings included)
 
 # %% ../../nbs/06_runner.ipynb #82ee2a5b
 def summarize_run(benchmark, items: list, out, voters: int, shard: Shard = Shard()) -> dict:
-    "Counts of what a run folder holds for these items: complete, failed, empty and unusable responses."
+    "Counts of what a run folder holds for these items: complete, failed, empty and unusable responses (read streaming)."
     by_id = {it['id']: it for it in items}
-    got = read_records(out)
-    recs = [r for r in got.records if r.id in by_id and r.voter < voters]
-    ok = [r for r in recs if not r.failed]
-    problems = {}
-    for r in ok:
-        why = 'empty' if not r.response.strip() else benchmark.response_problem(by_id[r.id], r.response)
+    last, bad = {}, 0  # (split, id, voter) -> (error, problem) of its last record
+    for _, r in iter_records(out):
+        if isinstance(r, RecordError): bad += 1; continue
+        if r.id not in by_id or r.voter >= voters: continue
+        st = (r.error, None) if r.failed else (None, 'empty' if not r.response.strip() else benchmark.response_problem(by_id[r.id], r.response))
+        last.pop(r.key, None); last[r.key] = st
+    problems, errors, complete = {}, [], 0
+    for err, why in last.values():
+        if err is not None: errors.append(err); continue
+        complete += 1
         if why: problems[why] = problems.get(why, 0) + 1
-    errors = [r.error for r in recs if r.failed]
     pairs = sum(shard.holds(i, v) for i in by_id for v in range(voters))
-    return {'run_dir': str(out), 'pairs': pairs, 'complete': len(ok), 'failed': len(errors), 'shard': str(shard),
-            'first_error': errors[0] if errors else None, 'problems': problems, 'bad_lines': len(got.bad)}
+    return {'run_dir': str(out), 'pairs': pairs, 'complete': complete, 'failed': len(errors), 'shard': str(shard),
+            'first_error': errors[0] if errors else None, 'problems': problems, 'bad_lines': bad}

@@ -13,9 +13,9 @@ from .models import parse_model_spec
 
 # %% auto #0
 __all__ = ['RUN_FILE', 'RESPONSES_FILE', 'LOCK_FILE', 'RUN_FORMAT', 'OPERATIONAL_OPTIONS', 'IDENTITY', 'RunError', 'Record',
-           'RecordError', 'record_from_dict', 'Responses', 'read_records', 'append_records', 'RecordWriter', 'run_lock',
-           'Shard', 'model_identity', 'new_run_meta', 'same_run', 'upgrade_meta', 'Run', 'read_meta', 'read_run',
-           'write_meta']
+           'RecordError', 'record_from_dict', 'Responses', 'scan_lines', 'iter_records', 'read_records',
+           'append_records', 'RecordWriter', 'run_lock', 'Shard', 'model_identity', 'new_run_meta', 'same_run',
+           'upgrade_meta', 'Run', 'read_meta', 'read_run', 'write_meta']
 
 # %% ../../nbs/05_runs.ipynb #e3d76853
 class RunError(Exception):
@@ -90,15 +90,32 @@ def _parse_line(raw: bytes) -> Record:
     except json.JSONDecodeError as e: raise RecordError(f"not JSON ({e.msg})") from None
     return record_from_dict(d)
 
+def scan_lines(run_dir, chunk: int = 1 << 22):
+    "Yield (line number, raw line) of a run folder's responses, reading `chunk` bytes at a time; returns the torn last line."
+    f = Path(run_dir) / RESPONSES_FILE
+    if not f.exists(): return b''
+    no, rest = 0, b''
+    with open(f, 'rb') as fh:
+        while block := fh.read(chunk):
+            lines = (rest + block).split(b'\n')
+            rest = lines.pop()
+            for raw in lines:
+                no += 1
+                if raw.strip(): yield no, raw
+    return rest
+
+def iter_records(run_dir):
+    "Yield (line number, `Record` or the `RecordError` of a line that does not fit) of every line, in file order, streaming; the torn last line is left out."
+    for no, raw in scan_lines(run_dir):
+        try: yield no, _parse_line(raw)
+        except RecordError as e: yield no, e
+
 def read_records(run_dir) -> Responses:
     "Every record of a run folder, the bad lines with their reasons, and a torn last line if any."
-    f = Path(run_dir) / RESPONSES_FILE
-    if not f.exists(): return Responses([])
-    data = f.read_bytes()
-    body, _, tail = data.rpartition(b'\n') if not data.endswith(b'\n') else (data, b'', b'')
-    last, bad = {}, []
-    for no, raw in enumerate(body.split(b'\n'), 1):
-        if not raw.strip(): continue
+    last, bad, lines = {}, [], scan_lines(run_dir)
+    while True:
+        try: no, raw = next(lines)
+        except StopIteration as end: tail = end.value or b''; break
         try: r = _parse_line(raw)
         except RecordError as e: bad.append((no, str(e))); continue
         last.pop(r.key, None); last[r.key] = r
