@@ -14,8 +14,8 @@ from .config import ConfigError
 from .runs import Record, RunError, read_run
 
 # %% auto #0
-__all__ = ['RESPONSE_COLUMNS', 'RunGroup', 'run_key', 'group_runs', 'missing_shards', 'group_responses', 'group_items',
-           'check_items', 'Report', 'report_group', 'report', 'report_json']
+__all__ = ['RESPONSE_COLUMNS', 'ROW_SCORED', 'RunGroup', 'run_key', 'group_runs', 'missing_shards', 'group_responses',
+           'group_items', 'check_items', 'Report', 'score_distinct', 'report_group', 'report', 'report_json']
 
 # %% ../../nbs/07a_report.ipynb #71caf477
 @dataclass
@@ -62,16 +62,17 @@ RESPONSE_COLUMNS = [f.name for f in fields(Record)]
 
 def group_responses(group: RunGroup) -> tuple[pd.DataFrame, list[str]]:
     "(one row per usable record of the group, notes on what was left out)."
-    rows, notes, failed, bad = [], [], 0, 0
+    cols, notes, failed, bad = {c: [] for c in RESPONSE_COLUMNS}, [], 0, 0
     for run in group.runs:
         bad += len(run.responses.bad)
         if run.responses.torn: notes.append(f"{run.path}: a torn last line (an interrupted write) is left out; the next eval redoes it")
         for r in run.records:
-            if r.failed: failed += 1
-            else: rows.append(asdict(r) | {'split': r.split or run.meta['split']})
+            if r.failed: failed += 1; continue
+            for c, vals in cols.items(): vals.append(getattr(r, c))  # column by column: no dict (or deep copy) per record
+            if not r.split: cols['split'][-1] = run.meta['split']
     if failed: notes.append(f"{failed} failed request(s) left out; the same eval command retries them")
     if bad: notes.append(f"{bad} line(s) that do not fit the record format left out (see `read_records(...).bad`)")
-    df = pd.DataFrame(rows, columns=RESPONSE_COLUMNS)
+    df = pd.DataFrame(cols, columns=RESPONSE_COLUMNS)
     return df.drop_duplicates(['split', 'id', 'voter'], keep='last').reset_index(drop=True), notes
 
 # %% ../../nbs/07a_report.ipynb #1a2b0e1b
@@ -123,6 +124,20 @@ def _split_options(bench, options: dict) -> tuple[dict, dict]:
     return {k: v for k, v in given.items() if k in s_opts}, {k: v for k, v in given.items() if k in t_opts}
 
 # %% ../../nbs/07a_report.ipynb #d624ed86
+ROW_SCORED = {'l0'}  # benchmarks whose `score_frame` scores each row from its item and response alone
+
+def score_distinct(bench, responses: pd.DataFrame, items: dict, **options) -> pd.DataFrame:
+    "`bench.score_frame(responses, items)`, scoring each distinct (split, id, response) once and giving its scores to every row that has it."
+    if not getattr(bench, 'row_scored', bench.name in ROW_SCORED): return bench.score_frame(responses, items, **options)
+    key = pd.MultiIndex.from_arrays([responses['split'].astype(str), responses['id'].astype(str), responses['response']])
+    codes, _ = pd.factorize(key)
+    first = pd.Series(codes).drop_duplicates().index.to_numpy()  # the first row of each distinct response
+    scored = bench.score_frame(responses.iloc[first].reset_index(drop=True), items, **options)
+    new = [c for c in scored.columns if c not in responses.columns or c == 'split']
+    pos = pd.Series(range(len(first)), index=codes[first])[codes].to_numpy()
+    out = responses.drop(columns=[c for c in new if c in responses.columns]).reset_index(drop=True)
+    return pd.concat([out, scored[new].iloc[pos].reset_index(drop=True)], axis=1)
+
 def report_group(group: RunGroup, data=None, **options) -> Report:
     "Score one group of run folders and make its benchmark's tables."
     m = group.meta
@@ -133,7 +148,7 @@ def report_group(group: RunGroup, data=None, **options) -> Report:
     items = group_items(group, bench, data)
     check_items(responses, items, bench)
     notes += [f"shard {s} is missing: the tables cover part of the run" for s in missing_shards(group)]
-    scores = bench.score_frame(responses, items, **s_opts)
+    scores = score_distinct(bench, responses, items, **s_opts)
     if 'items' in inspect.signature(bench.tables).parameters: t_opts['items'] = items
     return Report(m['benchmark'], m['model_identity'], bool(m.get('simulated')),
                   {'benchmark': m['benchmark_config'], 'run': {k: v for k, v in m['run_config'].items()}},
