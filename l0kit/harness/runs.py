@@ -110,14 +110,18 @@ def iter_records(run_dir):
         try: yield no, _parse_line(raw)
         except RecordError as e: yield no, e
 
+_SHARED = ('id', 'split', 'item_hash', 'finish_reason', 'response')  # texts that repeat from record to record
+
 def read_records(run_dir) -> Responses:
     "Every record of a run folder, the bad lines with their reasons, and a torn last line if any."
-    last, bad, lines = {}, [], scan_lines(run_dir)
+    last, bad, lines, seen = {}, [], scan_lines(run_dir), {k: {} for k in _SHARED}
     while True:
         try: no, raw = next(lines)
         except StopIteration as end: tail = end.value or b''; break
         try: r = _parse_line(raw)
         except RecordError as e: bad.append((no, str(e))); continue
+        for k, texts in seen.items():  # one string object per distinct text: most of a million voters' answers repeat
+            if (v := getattr(r, k)) is not None: setattr(r, k, texts.setdefault(v, v))
         last.pop(r.key, None); last[r.key] = r
     return Responses(list(last.values()), bad, tail)
 
