@@ -628,6 +628,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                     'l0kit.harness.runs._comparable': ('runs.html#_comparable', 'l0kit/harness/runs.py'),
                                     'l0kit.harness.runs._parse_line': ('runs.html#_parse_line', 'l0kit/harness/runs.py'),
                                     'l0kit.harness.runs._set_torn_aside': ('runs.html#_set_torn_aside', 'l0kit/harness/runs.py'),
+                                    'l0kit.harness.runs._why_not': ('runs.html#_why_not', 'l0kit/harness/runs.py'),
                                     'l0kit.harness.runs.append_records': ('runs.html#append_records', 'l0kit/harness/runs.py'),
                                     'l0kit.harness.runs.iter_records': ('runs.html#iter_records', 'l0kit/harness/runs.py'),
                                     'l0kit.harness.runs.model_identity': ('runs.html#model_identity', 'l0kit/harness/runs.py'),

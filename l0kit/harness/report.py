@@ -7,7 +7,7 @@ from __future__ import annotations
 import inspect, json, math
 from dataclasses import dataclass, field, asdict, fields
 from pathlib import Path
-import pandas as pd
+import numpy as np, pandas as pd
 import l0kit
 from .benchmark import get_benchmark
 from .config import ConfigError
@@ -129,8 +129,10 @@ ROW_SCORED = {'l0'}  # benchmarks whose `score_frame` scores each row from its i
 def score_distinct(bench, responses: pd.DataFrame, items: dict, **options) -> pd.DataFrame:
     "`bench.score_frame(responses, items)`, scoring each distinct (split, id, response) once and giving its scores to every row that has it."
     if not getattr(bench, 'row_scored', bench.name in ROW_SCORED): return bench.score_frame(responses, items, **options)
-    key = pd.MultiIndex.from_arrays([responses['split'].astype(str), responses['id'].astype(str), responses['response']])
-    codes, _ = pd.factorize(key)
+    codes = np.zeros(len(responses), np.int64)
+    for c in ('split', 'id', 'response'):  # the codes of (split, id, response) combined column by column, no tuples
+        col, n = pd.factorize(responses[c].astype(str) if c != 'response' else responses[c])
+        codes = pd.factorize(codes * (len(n) + 1) + col)[0]
     first = pd.Series(codes).drop_duplicates().index.to_numpy()  # the first row of each distinct response
     scored = bench.score_frame(responses.iloc[first].reset_index(drop=True), items, **options)
     new = [c for c in scored.columns if c not in responses.columns or c == 'split']

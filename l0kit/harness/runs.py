@@ -61,19 +61,28 @@ class RecordError(ValueError):
 
 _TYPES = {'response': str, 'split': str, 'prompt_hash': str, 'item_hash': str, 'prompt_tokens': int,
           'completion_tokens': int, 'latency_s': (int, float), 'error': str, 'finish_reason': str, 'meta': dict}
+_KNOWN = frozenset(f.name for f in fields(Record))
+_EXACT = tuple((k, t) for k, t in _TYPES.items() if k != 'latency_s')
+
+def _why_not(d) -> str | None:
+    "Why a decoded line is not a record (None: it is one)."
+    if type(d) is dict and type(d.get('id')) is str and type(d.get('voter')) is int and d['voter'] >= 0 and all(  # the usual line, at once
+            (x := d.get(k)) is None or type(x) is t for k, t in _EXACT) and (d.get('latency_s') is None or type(d['latency_s']) in (int, float)) \
+            and (d.get('response') is not None or d.get('error') is not None): return None
+    if not isinstance(d, dict): return f"a record is a JSON object, got {type(d).__name__}"
+    if not isinstance(d.get('id'), (str, int)) or isinstance(d.get('id'), bool): return "no item id"
+    v = d.get('voter')
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0: return f"voter must be a non-negative integer, got {v!r}"
+    for k, t in _TYPES.items():
+        if d.get(k) is not None and (not isinstance(d[k], t) or isinstance(d[k], bool)):
+            return f"{k} must be {getattr(t, '__name__', 'a number')}, got {type(d[k]).__name__}"
+    if d.get('response') is None and d.get('error') is None: return "neither a response nor an error"
+    return None
 
 def record_from_dict(d) -> Record:
     "A `Record` from a decoded JSON line, or `RecordError` saying why it does not fit."
-    if not isinstance(d, dict): raise RecordError(f"a record is a JSON object, got {type(d).__name__}")
-    if not isinstance(d.get('id'), (str, int)) or isinstance(d.get('id'), bool): raise RecordError("no item id")
-    v = d.get('voter')
-    if not isinstance(v, int) or isinstance(v, bool) or v < 0: raise RecordError(f"voter must be a non-negative integer, got {v!r}")
-    for k, t in _TYPES.items():
-        if d.get(k) is not None and (not isinstance(d[k], t) or isinstance(d[k], bool)):
-            raise RecordError(f"{k} must be {getattr(t, '__name__', 'a number')}, got {type(d[k]).__name__}")
-    if d.get('response') is None and d.get('error') is None: raise RecordError("neither a response nor an error")
-    known = {f.name for f in fields(Record)}
-    return Record(**{k: (str(v) if k == 'id' else v) for k, v in d.items() if k in known and v is not None or k in ('response', 'error')})
+    if (why := _why_not(d)) is not None: raise RecordError(why)
+    return Record(**{k: (str(v) if k == 'id' else v) for k, v in d.items() if k in _KNOWN and v is not None or k in ('response', 'error')})
 
 # %% ../../nbs/05_runs.ipynb #3f0d48b8
 @dataclass
