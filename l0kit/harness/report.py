@@ -70,6 +70,7 @@ def group_responses(group: RunGroup) -> tuple[pd.DataFrame, list[str]]:
             if r.failed: failed += 1; continue
             for c, vals in cols.items(): vals.append(getattr(r, c))  # column by column: no dict (or deep copy) per record
             if not r.split: cols['split'][-1] = run.meta['split']
+        run.responses.records = []  # consumed: a million `Record`s are not kept beside their columns
     if failed: notes.append(f"{failed} failed request(s) left out; the same eval command retries them")
     if bad: notes.append(f"{bad} line(s) that do not fit the record format left out (see `read_records(...).bad`)")
     df = pd.DataFrame(cols, columns=RESPONSE_COLUMNS)

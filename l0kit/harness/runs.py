@@ -123,7 +123,7 @@ _SHARED = ('id', 'split', 'item_hash', 'finish_reason', 'response')  # texts tha
 
 def read_records(run_dir) -> Responses:
     "Every record of a run folder, the bad lines with their reasons, and a torn last line if any."
-    last, bad, lines, seen = {}, [], scan_lines(run_dir), {k: {} for k in _SHARED}
+    last, bad, lines, seen, metas = {}, [], scan_lines(run_dir), {k: {} for k in _SHARED}, {}
     while True:
         try: no, raw = next(lines)
         except StopIteration as end: tail = end.value or b''; break
@@ -131,6 +131,7 @@ def read_records(run_dir) -> Responses:
         except RecordError as e: bad.append((no, str(e))); continue
         for k, texts in seen.items():  # one string object per distinct text: most of a million voters' answers repeat
             if (v := getattr(r, k)) is not None: setattr(r, k, texts.setdefault(v, v))
+        if r.meta: r.meta = metas.setdefault(repr(r.meta), r.meta)  # equal metas (JSON values: equal repr) shared, read-only
         last.pop(r.key, None); last[r.key] = r
     return Responses(list(last.values()), bad, tail)
 
