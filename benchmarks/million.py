@@ -57,6 +57,10 @@ def child(args: list, timeout: float) -> tuple[int | None, float, float, str]:
     return rc, dt, kib / 1024, out.decode(errors='replace')
 
 
+def status(rc, ok, timeout) -> str:
+    return 'done' if ok else f'cut at the --timeout of {timeout:g} s (not finished)' if rc is None else f'FAILED (exit {rc})'
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--programs', type=int, default=500)
@@ -95,14 +99,14 @@ def main(argv=None) -> dict:
     if not a.skip_report:
         rc, dt, mib, out = child(['report', *folders, '--json'], a.timeout)
         ok = rc == 0 and len(json.loads(out)['reports']) == a.runs
-        print(f"l0kit report over {a.runs} folders: {'done' if ok else f'FAILED (exit {rc})'} in {dt:.1f} s, peak memory {mib:,.0f} MiB")
+        print(f"l0kit report over {a.runs} folders: {status(rc, ok, a.timeout)} in {dt:.1f} s" + (f", peak memory {mib:,.0f} MiB" if rc is not None else ''))
         result.update(report_s=dt, report_mib=mib, report_ok=ok)
     if not a.skip_view:
         page = root / 'view.html'
         rc, dt, mib, out = child(['view', *folders, '--out', page], a.timeout)
         ok = rc == 0 and page.exists()
         size = page.stat().st_size / 2 ** 20 if page.exists() else float('nan')
-        print(f"l0kit view over {a.runs} folders: {'done' if ok else f'FAILED (exit {rc})'} in {dt:.1f} s, peak memory {mib:,.0f} MiB, page {size:,.1f} MiB")
+        print(f"l0kit view over {a.runs} folders: {status(rc, ok, a.timeout)} in {dt:.1f} s" + (f", peak memory {mib:,.0f} MiB, page {size:,.1f} MiB" if rc is not None else ''))
         result.update(view_s=dt, view_mib=mib, page_mib=size, view_ok=ok)
     l1 = os.getloadavg(); print(f"load average after: {l1[0]:.2f} {l1[1]:.2f} {l1[2]:.2f}")
     return result
