@@ -2,6 +2,7 @@
 result as an uninterrupted run; the `eval` command's user errors."""
 import json, os, signal, subprocess, sys, textwrap, time
 from pathlib import Path
+import pandas as pd
 import pytest
 from l0kit.harness.benchmark import get_benchmark
 from l0kit.l0.benchmark import make_l0_item
@@ -123,3 +124,26 @@ def test_a_second_writer_is_refused_and_a_torn_record_is_redone(tmp_path):
     s = run_eval(BENCH(), model_for('simulated:rate=0.2', L0Benchmark()), ITEMS[:2], run, RunConfig(voters=2), progress=False)
     assert (s['new'], s['complete']) == (1, 4)
     assert (run / 'responses.torn').exists()
+
+
+def test_report_scoring_distinct_responses_gives_the_same_numbers(tmp_path, monkeypatch):
+    "The report scores each distinct (split, item, response) once; its tables equal those of scoring every response."
+    import l0kit.harness.report as rep
+    run, data, bench = tmp_path / 'run', tmp_path / 'data', L0Benchmark(shots=2)
+    bench.generate(data, limit=4, seed=0)
+    run_eval(bench, load_model('simulated:rate=0.1'), bench.load(data, 'short'), run, RunConfig(voters=12), data=str(data), split='short', progress=False)
+    fast = rep.report([run], pass_maj=True)[0]
+    assert fast.scores['response'].nunique() < len(fast.scores)  # voters repeat each other: the distinct path is taken
+    monkeypatch.setattr(rep, 'ROW_SCORED', set())
+    slow = rep.report([run], pass_maj=True)[0]
+    assert fast.tables.keys() == slow.tables.keys()
+    for k in fast.tables: pd.testing.assert_frame_equal(fast.tables[k], slow.tables[k])
+    pd.testing.assert_frame_equal(fast.scores, slow.scores)
+
+
+def test_million_benchmark_reduced(tmp_path):
+    "benchmarks/million.py end to end at a small size: runs, report and view as their own processes."
+    sys.path.insert(0, str(ROOT / 'benchmarks'))
+    import million
+    r = million.main(['--programs', '3', '--voters', '8', '--data', str(tmp_path / 'data'), '--keep', str(tmp_path / 'runs')])
+    assert r['responses'] == 2 * 3 * 8 and r['report_ok'] and r['view_ok'] and r['page_mib'] < 5

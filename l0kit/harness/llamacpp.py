@@ -4,7 +4,7 @@
 
 # %% ../../nbs/02d_llamacpp.ipynb #247526ad
 from __future__ import annotations
-import os, time
+import math, os, time
 from pathlib import Path
 from fastcore.basics import patch
 from .models import (Model, Completion, GenerationParams, ModelUnavailable, ModelSpecError, prepare, budget,
@@ -12,7 +12,8 @@ from .models import (Model, Completion, GenerationParams, ModelUnavailable, Mode
 from .prompt import Prompt, render_raw
 
 # %% auto #0
-__all__ = ['default_threads', 'gguf_metadata', 'trained_context', 'LlamaCppModel', 'load_llamacpp', 'load_smollm2']
+__all__ = ['physical_cores', 'default_threads', 'gguf_metadata', 'trained_context', 'LlamaCppModel', 'load_llamacpp',
+           'load_smollm2']
 
 # %% ../../nbs/02d_llamacpp.ipynb #cf1069ba
 def _llama_cpp():
@@ -22,10 +23,27 @@ def _llama_cpp():
                                "`pip install llama-cpp-python` (it compiles llama.cpp)") from None
     return llama_cpp
 
+def physical_cores(cpus=None,  # logical CPU numbers (default: those this process may run on)
+                   sysfs: str = '/sys/devices/system/cpu',  # where the kernel describes the CPU topology
+                  ) -> int:
+    "How many physical cores the logical CPUs `cpus` sit on (two hyperthreads of one core count once), from the kernel's topology."
+    if cpus is None: cpus = os.sched_getaffinity(0) if hasattr(os, 'sched_getaffinity') else range(os.cpu_count() or 1)
+    cores = set()
+    for c in cpus:
+        try: cores.add(tuple(Path(sysfs, f'cpu{c}', 'topology', f).read_text().strip() for f in ('physical_package_id', 'core_id')))
+        except OSError: cores.add(('cpu', str(c)))  # no topology (not Linux, a sandbox): each CPU counts as a core
+    return max(1, len(cores))
+
+def _cgroup_cpus(path: str = '/sys/fs/cgroup/cpu.max') -> float | None:
+    "The CPUs a cgroup v2 quota allows this process (None: no quota)."
+    try: quota, period = Path(path).read_text().split()[:2]
+    except (OSError, ValueError): return None
+    return None if quota == 'max' else int(quota) / int(period)
+
 def default_threads() -> int:
-    "llama.cpp threads when the spec names none: half the CPUs this process may use (one per physical core), at least 1."
-    n = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 2)
-    return max(1, n // 2)
+    "llama.cpp threads when the spec names none: one per physical core this process may use (its affinity and CPU quota), at least 1."
+    n, quota = physical_cores(), _cgroup_cpus()
+    return max(1, min(n, math.ceil(quota)) if quota else n)
 
 # %% ../../nbs/02d_llamacpp.ipynb #055e1e6c
 def gguf_metadata(path) -> dict:

@@ -4,18 +4,18 @@
 
 # %% ../../nbs/02b_openai_http.ipynb #de84dea9
 from __future__ import annotations
-import json, os, random, socket, threading, time, warnings
+import asyncio, concurrent.futures, contextlib, json, os, queue, random, threading, time, warnings, weakref
 from collections import deque
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
-import requests
+import aiohttp, requests
 from fastcore.basics import patch
 from .models import Model, Completion, GenerationParams, ModelUnavailable, ModelSpecError, prepare, budget, estimate_tokens
-from .prompt import render_raw
+from .prompt import Prompt, render_raw
 
 # %% auto #0
-__all__ = ['RETRY_STATUS', 'RETRY_AFTER_CAP', 'RequestFailed', 'post_with_retries', 'ServerFailover', 'Server', 'request_body',
-           'OpenAIModel', 'load_openai']
+__all__ = ['RETRY_STATUS', 'RETRY_AFTER_CAP', 'RequestFailed', 'post_with_retries', 'EventLoopThread', 'ServerFailover', 'Server',
+           'request_body', 'OpenAIModel', 'load_openai']
 
 # %% ../../nbs/02b_openai_http.ipynb #1b95dcbc
 RETRY_STATUS = {408, 429, 500, 502, 503, 504}
@@ -32,26 +32,10 @@ def _base_url(url: str) -> str:
     return url if u.path else url + '/v1'
 
 RETRY_AFTER_CAP = 60.0  # seconds: a server's Retry-After beyond this is not waited for in one go
+_JSON = {'Content-Type': 'application/json'}
 
-def _read_json(r, deadline: float) -> dict:
-    "The reply (a JSON object with choices), its body read under a watchdog so that a server trickling bytes cannot pass the deadline."
-    late = threading.Event()
-    def cut():  # closing from another thread does not wake a blocked read: shut the socket down
-        late.set()
-        for path in (('_connection', 'sock'), ('_fp', 'fp', 'raw', '_sock')):
-            obj = r.raw
-            for a in path: obj = getattr(obj, a, None)
-            if obj is not None:
-                try: obj.shutdown(socket.SHUT_RDWR)
-                except OSError: pass
-        r.close()
-    watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), cut); watchdog.start()
-    try: body = r.content
-    except (requests.RequestException, AttributeError, OSError, ValueError):
-        if late.is_set(): raise requests.Timeout('deadline') from None
-        raise
-    finally: watchdog.cancel()
-    if late.is_set(): raise requests.Timeout('deadline')
+def _parse_reply(body: bytes) -> dict:
+    "The reply as a JSON object with choices, or a retryable `RequestFailed` saying what is wrong with it."
     try: j = json.loads(body)
     except ValueError as e: raise RequestFailed(f"the server's reply is cut or not JSON ({e})", True) from None
     if not isinstance(j, dict): raise RequestFailed(f"the server's reply is not a JSON object: {str(j)[:200]}", True)
@@ -60,29 +44,59 @@ def _read_json(r, deadline: float) -> dict:
         raise RequestFailed(f"the server answered without usable choices: {str(j)[:200]}", True)
     return j
 
-def _pause(seconds: float, stop: threading.Event | None):
-    "Sleep, waking at once when `stop` is set (Ctrl-C)."
-    (stop or threading.Event()).wait(max(0.0, seconds))
-    if stop is not None and stop.is_set(): raise RequestFailed('stopped (interrupted)')
+def _retry_after(value: str | None, cap: float) -> float | None:
+    "A `Retry-After` header in seconds, capped (None when absent or not a number of seconds)."
+    return min(float(value), cap) if value and value.replace('.', '', 1).isdigit() else None
 
-def post_with_retries(session, url: str, payload: dict, timeout: float, max_retries: int, backoff: float,
-                      stop: threading.Event | None = None, retry_after_cap: float = RETRY_AFTER_CAP) -> tuple[dict, int]:
+async def post_with_retries(session: aiohttp.ClientSession, url: str, payload: dict, timeout: float, max_retries: int, backoff: float,
+                            retry_after_cap: float = RETRY_AFTER_CAP) -> tuple[dict, int]:
     "POST `payload` as JSON, retrying transient failures, each attempt within `timeout` seconds in all; (the reply, retries used)."
+    data = json.dumps(payload).encode()
     for attempt in range(max_retries + 1):
-        deadline = time.monotonic() + timeout
         try:
-            r = session.post(url, json=payload, timeout=(min(timeout, 30), timeout), stream=True)
-            if r.status_code == 200: return _read_json(r, deadline), attempt
-            ra = r.headers.get('Retry-After')
-            raise RequestFailed(f"HTTP {r.status_code}: {r.text[:300]}", r.status_code in RETRY_STATUS,
-                                min(float(ra), retry_after_cap) if ra and ra.replace('.', '', 1).isdigit() else None)
-        except requests.Timeout: err = RequestFailed(f"no complete answer within {timeout} s (raise timeout=)", True)
-        except requests.ConnectionError as e: err = RequestFailed(f"connection failed: {e}", True)
-        except requests.RequestException as e: err = RequestFailed(f"the request failed: {e}", True)
+            async with asyncio.timeout(timeout):  # connecting, waiting and reading the whole body: one deadline
+                async with session.post(url, data=data, headers=_JSON) as r:
+                    body = await r.read()
+                    if r.status == 200: return _parse_reply(body), attempt
+                    raise RequestFailed(f"HTTP {r.status}: {body.decode('utf-8', 'replace')[:300]}", r.status in RETRY_STATUS,
+                                        _retry_after(r.headers.get('Retry-After'), retry_after_cap))
+        except TimeoutError: err = RequestFailed(f"no complete answer within {timeout} s (raise timeout=)", True)
+        except aiohttp.ClientPayloadError as e: err = RequestFailed(f"the server's reply is cut ({e})", True)
+        except aiohttp.ClientConnectionError as e: err = RequestFailed(f"connection failed: {e or type(e).__name__}", True)
+        except aiohttp.ClientError as e: err = RequestFailed(f"the request failed: {e or type(e).__name__}", True)
         except RequestFailed as e: err = e
         if not err.retry or attempt == max_retries: raise err
-        _pause(err.wait if err.wait is not None else backoff * 2 ** attempt * (1 + random.random() / 4), stop)
+        await asyncio.sleep(err.wait if err.wait is not None else backoff * 2 ** attempt * (1 + random.random() / 4))
 
+# %% ../../nbs/02b_openai_http.ipynb #552c37c1
+class EventLoopThread:
+    "An asyncio event loop running in a daemon thread: the client's requests live there, whoever calls the model."
+    def __init__(self):
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name='l0kit-http', daemon=True)
+        self.thread.start()
+
+    def run(self, coro, poll=None):
+        "Run `coro` on the loop and return its result; `poll()` runs here meanwhile. Ctrl-C or an error here cancels `coro` and waits for it to wind down."
+        finished = threading.Event()
+        async def guarded():
+            try: return await coro
+            finally: finished.set()
+        fut = asyncio.run_coroutine_threadsafe(guarded(), self.loop)
+        try:
+            while not fut.done():
+                if poll is None: concurrent.futures.wait([fut], 0.2)  # wakes for Ctrl-C
+                else: poll(0.05)
+            if poll is not None: poll(0)
+            return fut.result()
+        except BaseException:
+            fut.cancel(); finished.wait(30)  # requests in flight give up
+            raise
+
+    def close(self):
+        if self.loop.is_closed(): return
+        self.loop.call_soon_threadsafe(self.loop.stop); self.thread.join(10)
+        if not self.thread.is_alive(): self.loop.close()
 
 # %% ../../nbs/02b_openai_http.ipynb #e853683d
 class ServerFailover(UserWarning):
@@ -97,10 +111,11 @@ class Server:
     handed_off: int = 0  # requests it failed that went to another server
     last_error: str | None = None  # its last failure
     down_until: float = 0.0  # `time.monotonic()` until which it gets no request
-    session: requests.Session = field(default_factory=requests.Session, repr=False)
+    session: requests.Session = field(default_factory=requests.Session, repr=False)  # load-time calls: model list, tokenizer
     tokenize: object = field(default=None, repr=False)  # text -> token count, when the server has a tokenize route
+    http: aiohttp.ClientSession | None = field(default=None, repr=False)  # the completions' connection pool, on the model's loop
 
-    def __post_init__(self): self.session.mount('http', requests.adapters.HTTPAdapter(pool_maxsize=self.concurrency))
+    def __post_init__(self): self.session.mount('http', requests.adapters.HTTPAdapter(pool_maxsize=min(self.concurrency, 64)))
     def up(self) -> bool: return time.monotonic() >= self.down_until
     def info(self) -> dict: return {'url': self.url, 'concurrency': self.concurrency, 'answered': self.answered,
                                     'handed_off': self.handed_off, 'last_error': self.last_error}
@@ -120,6 +135,16 @@ def request_body(prompt, model: str, params: GenerationParams, n: int = 1, seed:
     return d
 
 # %% ../../nbs/02b_openai_http.ipynb #65b2d443
+def _shut_down(servers: list, holder: list):
+    "Close the servers' connections and stop the event loop in `holder`."
+    for s in servers: s.session.close()
+    if (loop := holder[0]) is None: return
+    async def close_pools():
+        for s in servers:
+            if s.http is not None: await s.http.close(); s.http = None
+    with contextlib.suppress(Exception): loop.run(close_pools())
+    loop.close(); holder[0] = None
+
 class OpenAIModel(Model):
     "A model behind one or several OpenAI-compatible servers."
 
@@ -134,8 +159,10 @@ class OpenAIModel(Model):
         self.base, self.endpoint, self.timeout, self.max_retries, self.backoff = '|'.join(urls), endpoint, timeout, max_retries, backoff
         self.server_retries, self.cooldown = server_retries, cooldown
         self.kind, self.concurrency, self.batch_size = ('chat' if endpoint == 'chat' else 'base'), concurrency, 4 * concurrency * len(urls)
-        if key := os.environ.get(api_key_env):
-            for s in self.servers: s.session.headers['Authorization'] = f"Bearer {key}"
+        self._headers = {'Authorization': f"Bearer {key}"} if (key := os.environ.get(api_key_env)) else {}
+        for s in self.servers: s.session.headers.update(self._headers)
+        self._counts, self._holder = {}, [None]  # token counts by text; the event loop, made at the first request
+        self._finalizer = weakref.finalize(self, _shut_down, self.servers, self._holder)  # also when never closed
         self.name = self._check_servers(model, api_key_env)
         for s in self.servers: s.tokenize = self._find_tokenizer(s)
         self._tokenize = next((s.tokenize for s in self.servers if s.tokenize), None)
@@ -181,10 +208,15 @@ class OpenAIModel(Model):
         return None
 
     def count_tokens(self, text: str) -> int:
+        "Tokens of `text` by the server's tokenizer (remembered: the 31 voters of an item share their budget text), else estimated."
+        if (n := self._counts.get(text)) is not None: return n
         for s in sorted(self.servers, key=lambda s: not s.up()):  # a server set aside last
             if s.tokenize is None: continue
-            try: return s.tokenize(text)
-            except (requests.RequestException, ValueError, KeyError): pass
+            try: n = s.tokenize(text)
+            except (requests.RequestException, ValueError, KeyError): continue
+            if len(self._counts) > 100_000: self._counts.clear()
+            self._counts[text] = n
+            return n
         return estimate_tokens(text)
 
     def info(self):
@@ -193,12 +225,25 @@ class OpenAIModel(Model):
         if len(self.servers) > 1: d.update(servers=[s.info() for s in self.servers], handed_off=sum(s.handed_off for s in self.servers))
         return d
 
+    @property
+    def _loop(self) -> EventLoopThread | None: return self._holder[0]
+
     def close(self):
-        for s in self.servers: s.session.close()
+        "Close the connections and stop the client's event loop."
+        self._finalizer()
 
 # %% ../../nbs/02b_openai_http.ipynb #92d2e6de
 @patch
-def _one(self: OpenAIModel, s: Server, p, params, seed, stop=None) -> tuple[list[Completion], RequestFailed | None]:
+def _http(self: OpenAIModel, s: Server) -> aiohttp.ClientSession:
+    "The server's connection pool (made on the model's event loop at first use): `concurrency` connections, kept alive."
+    if s.http is None or s.http.closed:
+        s.http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=s.concurrency, limit_per_host=0, keepalive_timeout=60),
+                                       timeout=aiohttp.ClientTimeout(total=None, sock_connect=min(self.timeout, 30)),
+                                       headers=self._headers, skip_auto_headers=('User-Agent',))
+    return s.http
+
+@patch
+async def _one(self: OpenAIModel, s: Server, p, params, seed) -> tuple[list[Completion], RequestFailed | None]:
     "The `params.n` completions of one prompt from server `s`, or those it got and the failure that stopped it."
     out, retries = [], 0
     url = f"{s.url}/{'chat/completions' if self.endpoint == 'chat' else 'completions'}"
@@ -206,65 +251,96 @@ def _one(self: OpenAIModel, s: Server, p, params, seed, stop=None) -> tuple[list
     while len(out) < params.n:  # servers that ignore `n` (llama.cpp) answer with one choice: ask again
         t0 = time.perf_counter()
         body = request_body(p, self.name, params, params.n - len(out), seed, self.endpoint)
-        try: j, r = post_with_retries(s.session, url, body, self.timeout, tries, self.backoff, stop)
+        try: j, r = await post_with_retries(self._http(s), url, body, self.timeout, tries, self.backoff)
         except RequestFailed as e: return out, e
         retries += r
-        choices, usage = j.get('choices'), j.get('usage') if isinstance(j.get('usage'), dict) else {}
-        if not (isinstance(choices, list) and choices and all(isinstance(c, dict) for c in choices)):
-            return out, RequestFailed(f"the server answered without usable choices: {str(j)[:200]}", True)
+        choices, usage = j['choices'], j.get('usage') if isinstance(j.get('usage'), dict) else {}
         lat = time.perf_counter() - t0
         for c in choices:
             text = (c.get('message') if isinstance(c.get('message'), dict) else {}).get('content') if self.endpoint == 'chat' else c.get('text')
             if not isinstance(text, (str, type(None))): return out, RequestFailed(f"the server's completion is not text: {str(c)[:200]}", True)
             ct = usage.get('completion_tokens')
-            out.append(Completion(text or '', usage.get('prompt_tokens'), ct // len(choices) if ct is not None else None, lat,
+            out.append(Completion(text or '', usage.get('prompt_tokens'), ct // len(choices) if isinstance(ct, int) else None, lat,
                                   c.get('finish_reason'), meta={'retries': retries} if retries else {}))
         if seed is not None: seed += 1
     return out[:params.n], None
 
 # %% ../../nbs/02b_openai_http.ipynb #c065d8c4
 @patch
-def _dispatch(self: OpenAIModel, prompts: list, params: GenerationParams, seeds: list, on_result=None) -> list[list[Completion]]:
-    "Every prompt's completions, from whichever server takes it; failing servers hand their prompts to the others."
-    queue, results, cond = deque(range(len(prompts))), [None] * len(prompts), threading.Condition()
-    left, stop = [len(prompts)], threading.Event()
-    def worker(s: Server):
+async def _dispatch(self: OpenAIModel, jobs, params: GenerationParams, deliver, limit: int | None = None):
+    "Send each `(key, prompt, seed)` of the iterator `jobs` to whichever server has a free slot; `deliver(key, completions)` as each is answered."
+    back, st = deque(), {'inflight': 0, 'exhausted': False, 'error': None}
+    wake = asyncio.Event()  # set when a request is handed back or everything is done
+    def take():
+        if back: return back.popleft()
+        if st['exhausted']: return None
+        try: return next(jobs)
+        except StopIteration: st['exhausted'] = True
+        except Exception as e: st['exhausted'], st['error'] = True, e  # a prompt that cannot be built: finish what is in flight, then raise
+        return None
+    done = lambda: st['exhausted'] and not back and not st['inflight']
+    async def idle(seconds):
+        wake.clear()
+        with contextlib.suppress(TimeoutError): await asyncio.wait_for(wake.wait(), max(0.001, seconds))
+    async def worker(s: Server):
         while True:
-            with cond:
-                while left[0] and not stop.is_set() and not (s.up() and queue): cond.wait(0.2 if s.up() else max(0.01, min(1.0, s.down_until - time.monotonic())))
-                if not left[0] or stop.is_set(): return
-                i = queue.popleft()
-            out, err = self._one(s, prompts[i], params, seeds[i], stop)
-            with cond:
-                if err is not None and err.retry and any(o.up() for o in self.servers if o is not s):
-                    if s.up(): warnings.warn(f"server {s.url} failed ({err}); its requests go to the other servers for {self.cooldown:g} s", ServerFailover)
-                    s.handed_off, s.last_error, s.down_until = s.handed_off + 1, str(err), time.monotonic() + self.cooldown
-                    queue.appendleft(i)
-                else:
-                    if err is not None: s.last_error = str(err); out = out + [Completion('', finish_reason='error', error=str(err))] * (params.n - len(out))
-                    else: s.answered += 1
-                    if len(self.servers) > 1:
-                        for c in out: c.meta['server'] = s.url
-                    results[i] = out; left[0] -= 1
-                    if on_result is not None and not stop.is_set(): on_result(i, out)  # written at once by the runner
-                cond.notify_all()
-    threads = [threading.Thread(target=worker, args=(s,), daemon=True) for s in self.servers for _ in range(min(s.concurrency, len(prompts)))]
-    for t in threads: t.start()
-    try:
-        while any(t.is_alive() for t in threads):
-            for t in threads: t.join(0.2)
-    except BaseException:  # Ctrl-C: no new request starts, requests in flight give up, what was answered is kept
-        stop.set()
-        with cond: cond.notify_all()
+            job = take() if s.up() else None
+            if job is None:
+                if done(): wake.set(); return
+                await idle(1.0 if s.up() else min(1.0, s.down_until - time.monotonic())); continue
+            st['inflight'] += 1
+            try: out, err = await self._one(s, job[1], params, job[2])
+            finally: st['inflight'] -= 1
+            if err is not None and err.retry and any(o.up() for o in self.servers if o is not s):
+                if s.up(): warnings.warn(f"server {s.url} failed ({err}); its requests go to the other servers for {self.cooldown:g} s", ServerFailover)
+                s.handed_off, s.last_error, s.down_until = s.handed_off + 1, str(err), time.monotonic() + self.cooldown
+                back.appendleft(job); wake.set(); continue
+            if err is not None: s.last_error = str(err); out = out + [Completion('', finish_reason='error', error=str(err))] * (params.n - len(out))
+            else: s.answered += 1
+            if len(self.servers) > 1:
+                for c in out: c.meta['server'] = s.url
+            deliver(job[0], out)
+            if done(): wake.set()
+    await asyncio.gather(*(worker(s) for s in self.servers for _ in range(min(s.concurrency, limit or s.concurrency))))
+    if st['error'] is not None: raise st['error']
+
+# %% ../../nbs/02b_openai_http.ipynb #83bf8c92
+@patch
+def stream(self: OpenAIModel, jobs,  # an iterable of (key, prompt, seed), read as slots free up
+           params: GenerationParams | None = None, on_result=None, limit: int | None = None) -> int:
+    "Answer every job, calling `on_result(key, completions)` in this thread as each answer arrives; how many were answered."
+    params = params or GenerationParams()
+    if params.n < 1: raise ValueError(f"n must be at least 1, got {params.n}")
+    if self._loop is None: self._holder[0] = EventLoopThread()
+    sampled = params.temperature > 0
+    jobs = ((k, Prompt.coerce(p), s if sampled else None) for k, p, s in jobs)
+    answers, n = queue.SimpleQueue(), [0]
+    def poll(wait):  # hands the answers that arrived to on_result, here, in the caller's thread
+        try: got = [answers.get(timeout=wait)] if wait else []
+        except queue.Empty: return
+        while True:
+            try: got.append(answers.get_nowait())
+            except queue.Empty: break
+        for k, out in got:
+            n[0] += 1
+            if on_result is not None: on_result(k, out)
+    try: self._loop.run(self._dispatch(jobs, params, lambda k, out: answers.put((k, out)), limit), poll)
+    except BaseException:  # Ctrl-C or a failure: nothing new starts, requests in flight give up, what was answered is handed over
+        with contextlib.suppress(Exception): poll(0)
         raise
-    return results
+    return n[0]
 
 @patch
 def generate(self: OpenAIModel, prompts, params=None, seeds=None, on_result=None):
     "For each prompt, `params.n` completions; `on_result(i, completions)` is called as each prompt's answers arrive."
     prompts, params = prepare(prompts, params)
-    seeds = seeds if seeds is not None and params.temperature > 0 else [None] * len(prompts)
-    return self._dispatch(prompts, params, seeds, on_result)
+    seeds = seeds if seeds is not None else [None] * len(prompts)
+    results = [None] * len(prompts)
+    def got(i, out):
+        results[i] = out
+        if on_result is not None: on_result(i, out)
+    self.stream(zip(range(len(prompts)), prompts, seeds), params, got, limit=len(prompts))
+    return results
 
 # %% ../../nbs/02b_openai_http.ipynb #2386dfb1
 def load_openai(arg: str, *,

@@ -5,7 +5,7 @@
 # %% ../../nbs/07a_report.ipynb #8a918bb2
 from __future__ import annotations
 import json, math
-from dataclasses import dataclass, field, asdict, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 import pandas as pd
 import l0kit
@@ -61,16 +61,18 @@ RESPONSE_COLUMNS = [f.name for f in fields(Record)]
 
 def group_responses(group: RunGroup) -> tuple[pd.DataFrame, list[str]]:
     "(one row per usable record of the group, notes on what was left out)."
-    rows, notes, failed, bad = [], [], 0, 0
+    cols, notes, failed, bad = {c: [] for c in RESPONSE_COLUMNS}, [], 0, 0
     for run in group.runs:
         bad += len(run.responses.bad)
         if run.responses.torn: notes.append(f"{run.path}: a torn last line (an interrupted write) is left out; the next eval redoes it")
         for r in run.records:
-            if r.failed: failed += 1
-            else: rows.append(asdict(r) | {'split': r.split or run.meta['split']})
+            if r.failed: failed += 1; continue
+            for c, vals in cols.items(): vals.append(getattr(r, c))  # column by column: no dict (or deep copy) per record
+            if not r.split: cols['split'][-1] = run.meta['split']
+        run.responses.records = []  # consumed: a million `Record`s are not kept beside their columns
     if failed: notes.append(f"{failed} failed request(s) left out; the same eval command retries them")
     if bad: notes.append(f"{bad} line(s) that do not fit the record format left out (see `read_records(...).bad`)")
-    df = pd.DataFrame(rows, columns=RESPONSE_COLUMNS)
+    df = pd.DataFrame(cols, columns=RESPONSE_COLUMNS)
     return df.drop_duplicates(['split', 'id', 'voter'], keep='last').reset_index(drop=True), notes
 
 # %% ../../nbs/07a_report.ipynb #1a2b0e1b

@@ -4,18 +4,18 @@
 
 # %% ../../nbs/06_runner.ipynb #40271c56
 from __future__ import annotations
-import dataclasses, hashlib, inspect, random, time
+import contextlib, dataclasses, inspect, random, time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from .config import ConfigError, YamlConfig, check_value
 from .models import GenerationParams, Model
 from .prompt import Prompt, prompt_hash
-from .runs import (Record, RunError, Shard, append_records, model_identity, new_run_meta, read_meta, read_records,
+from .runs import (Record, RecordError, RecordWriter, RunError, iter_records, Shard, model_identity, new_run_meta, read_meta,
                                 run_lock, same_run, write_meta, RUN_FILE)
 
 # %% auto #0
-__all__ = ['RunConfig', 'voter_seed', 'draw_demonstrations', 'generation_budget', 'split_think', 'open_run', 'check_resume',
-           'make_record', 'pending_pairs', 'build_prompts', 'run_eval', 'summarize_run']
+__all__ = ['RunConfig', 'draw_demonstrations', 'generation_budget', 'split_think', 'open_run', 'check_resume', 'make_record',
+           'pending_pairs', 'build_prompt', 'build_prompts', 'run_eval', 'summarize_run']
 
 # %% ../../nbs/06_runner.ipynb #e7dc0d6f
 @dataclass
@@ -46,10 +46,7 @@ class RunConfig(YamlConfig):
         return self.reasoning_temperature if self.reasoning else 0.0
 
 # %% ../../nbs/06_runner.ipynb #4d90a2c7
-def voter_seed(seed: int, item_id: str, voter: int) -> int:
-    "A 63-bit seed for one (item, voter) pair."
-    h = hashlib.sha256(f"{seed}\x00{item_id}\x00{voter}".encode()).digest()
-    return int.from_bytes(h[:8], 'big') >> 1
+from .models import voter_seed  # one seed per (item, voter), shared with the simulated models
 
 # %% ../../nbs/06_runner.ipynb #e8d2a0e6
 def draw_demonstrations(seed: int, item_id: str, voter: int,
@@ -92,10 +89,10 @@ def open_run(out, benchmark, model: Model, run: RunConfig, voters: int, data: st
     return meta
 
 # %% ../../nbs/06_runner.ipynb #220b1153
-def check_resume(benchmark, items: list, records: list, seed: int = 0, out=''):
+def check_resume(benchmark, items: list, records, seed: int = 0, out=''):
     "Raise `RunError` naming the first (item, voter) whose record does not answer the prompt the items give now."
     by_id = {it['id']: it for it in items}
-    hashes = {}
+    hashes, prompted = {}, set()
     for r in records:
         it = by_id.get(r.id)
         if it is None: continue  # an item outside --limit: kept, not touched
@@ -104,9 +101,11 @@ def check_resume(benchmark, items: list, records: list, seed: int = 0, out=''):
             if h != r.item_hash:
                 raise RunError(f"item {r.id!r} of the data set differs from the one the responses in {out} answer "
                                "(the data set was regenerated or edited since); evaluate into a new --out folder")
-        if r.prompt_hash is not None and prompt_hash(benchmark.build_prompt(it, r.voter, seed)) != r.prompt_hash:
-            raise RunError(f"item {r.id!r} voter {r.voter}: the prompt on disk differs from the one the data set and settings "
-                           f"give now (the data set or the prompt templates changed); evaluate into a new --out folder")
+        if r.prompt_hash is not None and r.id not in prompted:  # one voter per item: a changed template changes every voter's prompt
+            prompted.add(r.id)
+            if prompt_hash(benchmark.build_prompt(it, r.voter, seed)) != r.prompt_hash:
+                raise RunError(f"item {r.id!r} voter {r.voter}: the prompt on disk differs from the one the data set and settings "
+                               f"give now (the data set or the prompt templates changed); evaluate into a new --out folder")
 
 # %% ../../nbs/06_runner.ipynb #5b29f562
 def make_record(item, voter, prompt, item_hash, c, model) -> Record:
@@ -129,53 +128,71 @@ def pending_pairs(benchmark, model, items: list, out, run: RunConfig, voters: in
     "(every pair of the shard, the pairs without a response, item hashes): call it holding the run's lock."
     benchmark.prepare(items)
     open_run(out, benchmark, model, run, voters, data, split, limit, shard)
-    existing = read_records(out).records
-    check_resume(benchmark, items, existing, run.seed, out)
-    done = {(r.id, r.voter) for r in existing if not r.failed}
+    failed = {}  # (split, id, voter) -> whether its last record failed; the records are read streaming, not kept
+    def seen():
+        for _, r in iter_records(out):
+            if isinstance(r, Record): failed[r.key] = r.failed; yield r
+    check_resume(benchmark, items, seen(), run.seed, out)
+    done = {(i, v) for (_, i, v), f in failed.items() if not f}
     pairs = [(it, v) for it in items for v in range(voters) if shard.holds(it['id'], v)]
     todo = [(it, v) for it, v in pairs if (it['id'], v) not in done]
     return pairs, todo, {it['id']: benchmark.item_hash(it) for it in {id(it): it for it, _ in todo}.values()}
 
 # %% ../../nbs/06_runner.ipynb #112f68f7
+def build_prompt(benchmark, model, run: RunConfig, item: dict, voter: int) -> Prompt:
+    "The prompt of one (item, voter) pair, with the runner's ids in its meta and the run's budget."
+    p = Prompt.coerce(benchmark.build_prompt(item, voter, run.seed))
+    meta = {'id': item['id'], 'voter': voter, **p.meta}
+    if run.reasoning: meta.pop('stop_after', None)  # a thinking model may write the line while it thinks
+    p = dataclasses.replace(p, meta=meta)
+    return dataclasses.replace(p, max_new_tokens=generation_budget(p, model, run))
+
 def build_prompts(benchmark, model, run: RunConfig, pairs: list) -> list:
     "The prompts of (item, voter) pairs, with the runner's ids in their meta and the run's budgets."
-    out = []
-    for it, v in pairs:
-        p = Prompt.coerce(benchmark.build_prompt(it, v, run.seed))
-        meta = {'id': it['id'], 'voter': v, **p.meta}
-        if run.reasoning: meta.pop('stop_after', None)  # a thinking model may write the line while it thinks
-        p = dataclasses.replace(p, meta=meta)
-        out.append(dataclasses.replace(p, max_new_tokens=generation_budget(p, model, run)))
-    return out
+    return [build_prompt(benchmark, model, run, it, v) for it, v in pairs]
+
+class _Tally:
+    "What the runner has handed to the writer: counts, tokens, and a progress bar refreshed a few times a second."
+    def __init__(self, total, progress, writer):
+        self.bar, self.writer, self.failed, self.tokens, self.t0, self.shown = _progress(total, progress), writer, 0, 0, time.perf_counter(), 0.0
+    def keep(self, recs: list):
+        self.writer.add(recs)
+        self.failed += sum(r.failed for r in recs); self.tokens += sum(r.completion_tokens or 0 for r in recs)
+        self.bar.update(len(recs))
+        if (now := time.perf_counter()) - self.shown > 0.5:
+            self.shown = now; self.bar.set_postfix(tok_s=f"{self.tokens / max(now - self.t0, 1e-9):.0f}", failed=self.failed, refresh=False)
 
 def _generate(benchmark, model, run, out, todo, hashes, progress) -> tuple[int, int]:
     params = GenerationParams(temperature=run.decoding_temperature, top_p=run.top_p, stop=list(run.stop))
-    new = failed = tokens = 0
-    t0, bar = time.perf_counter(), _progress(len(todo), progress)
+    writer = RecordWriter(out)
+    tally = _Tally(len(todo), progress, writer)
     try:
-        for s in range(0, len(todo), max(1, model.batch_size)):
-            chunk = todo[s:s + max(1, model.batch_size)]
-            prompts, seeds = build_prompts(benchmark, model, run, chunk), [voter_seed(run.seed, it['id'], v) for it, v in chunk]
-            early = {}  # responses a backend hands over as they arrive, written at once
-            def on_result(i, completions):
-                (it, v), p = chunk[i], prompts[i]
-                early[i] = make_record(it, v, p, hashes[it['id']], completions[0], model)
-                append_records(out, [early[i]])
-            kw = {'on_result': on_result} if 'on_result' in inspect.signature(model.generate).parameters else {}
-            try: outs = model.generate(prompts, params, seeds=seeds, **kw)
-            except BaseException:
-                new += len(early); raise
-            recs = [early.get(i) or make_record(it, v, p, hashes[it['id']], o[0], model) for i, ((it, v), p, o) in enumerate(zip(chunk, prompts, outs))]
-            append_records(out, [r for i, r in enumerate(recs) if i not in early])
-            new += len(recs); failed += sum(r.failed for r in recs); tokens += sum(r.completion_tokens or 0 for r in recs)
-            bar.update(len(recs)); bar.set_postfix(tok_s=f"{tokens / max(time.perf_counter() - t0, 1e-9):.0f}", failed=failed)
+        if hasattr(model, 'stream'):  # a concurrent client: prompts are built as slots free up, answers written as they arrive
+            def jobs():
+                for it, v in todo:
+                    p = build_prompt(benchmark, model, run, it, v)
+                    yield (it, v, p), p, voter_seed(run.seed, it['id'], v)
+            model.stream(jobs(), params, lambda k, cs: tally.keep([make_record(k[0], k[1], k[2], hashes[k[0]['id']], cs[0], model)]))
+        else:
+            for s in range(0, len(todo), max(1, model.batch_size)):
+                chunk = todo[s:s + max(1, model.batch_size)]
+                prompts, seeds = build_prompts(benchmark, model, run, chunk), [voter_seed(run.seed, it['id'], v) for it, v in chunk]
+                early = set()  # responses a backend hands over as they arrive, written at once
+                def on_result(i, completions):
+                    (it, v), p = chunk[i], prompts[i]
+                    early.add(i); tally.keep([make_record(it, v, p, hashes[it['id']], completions[0], model)])
+                kw = {'on_result': on_result} if 'on_result' in inspect.signature(model.generate).parameters else {}
+                outs = model.generate(prompts, params, seeds=seeds, **kw)
+                tally.keep([make_record(it, v, p, hashes[it['id']], o[0], model)
+                            for i, ((it, v), p, o) in enumerate(zip(chunk, prompts, outs)) if i not in early])
     except (KeyboardInterrupt, Exception) as e:
-        bar.close()
-        note = f"run interrupted ({type(e).__name__}: {e}); {new} new responses are saved in {out}; run the same command again to resume"
+        tally.bar.close()
+        with contextlib.suppress(RunError): writer.close()  # what was answered is written before the note counts it
+        note = f"run interrupted ({type(e).__name__}: {e}); {writer.saved} new responses are saved in {out}; run the same command again to resume"
         if isinstance(e, KeyboardInterrupt): raise KeyboardInterrupt(note) from None
         raise RunError(note) from e
-    bar.close()
-    return new, failed
+    writer.close(); tally.bar.close()
+    return writer.saved, tally.failed
 
 # %% ../../nbs/06_runner.ipynb #54d5c64c
 def run_eval(benchmark,  # a `Benchmark` instance (its settings included)
@@ -201,16 +218,19 @@ def run_eval(benchmark,  # a `Benchmark` instance (its settings included)
 
 # %% ../../nbs/06_runner.ipynb #82ee2a5b
 def summarize_run(benchmark, items: list, out, voters: int, shard: Shard = Shard()) -> dict:
-    "Counts of what a run folder holds for these items: complete, failed, empty and unusable responses."
+    "Counts of what a run folder holds for these items: complete, failed, empty and unusable responses (read streaming)."
     by_id = {it['id']: it for it in items}
-    got = read_records(out)
-    recs = [r for r in got.records if r.id in by_id and r.voter < voters]
-    ok = [r for r in recs if not r.failed]
-    problems = {}
-    for r in ok:
-        why = 'empty' if not r.response.strip() else benchmark.response_problem(by_id[r.id], r.response)
+    last, bad = {}, 0  # (split, id, voter) -> (error, problem) of its last record
+    for _, r in iter_records(out):
+        if isinstance(r, RecordError): bad += 1; continue
+        if r.id not in by_id or r.voter >= voters: continue
+        st = (r.error, None) if r.failed else (None, 'empty' if not r.response.strip() else benchmark.response_problem(by_id[r.id], r.response))
+        last.pop(r.key, None); last[r.key] = st
+    problems, errors, complete = {}, [], 0
+    for err, why in last.values():
+        if err is not None: errors.append(err); continue
+        complete += 1
         if why: problems[why] = problems.get(why, 0) + 1
-    errors = [r.error for r in recs if r.failed]
     pairs = sum(shard.holds(i, v) for i in by_id for v in range(voters))
-    return {'run_dir': str(out), 'pairs': pairs, 'complete': len(ok), 'failed': len(errors), 'shard': str(shard),
-            'first_error': errors[0] if errors else None, 'problems': problems, 'bad_lines': len(got.bad)}
+    return {'run_dir': str(out), 'pairs': pairs, 'complete': complete, 'failed': len(errors), 'shard': str(shard),
+            'first_error': errors[0] if errors else None, 'problems': problems, 'bad_lines': bad}

@@ -4,8 +4,8 @@
 
 # %% ../../nbs/05_runs.ipynb #9de6f4df
 from __future__ import annotations
-import datetime, fcntl, hashlib, json, os
-from dataclasses import dataclass, field, asdict, fields
+import datetime, fcntl, hashlib, json, os, threading
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 import l0kit
 from .config import ConfigError, DataError
@@ -13,8 +13,9 @@ from .models import parse_model_spec
 
 # %% auto #0
 __all__ = ['RUN_FILE', 'RESPONSES_FILE', 'LOCK_FILE', 'RUN_FORMAT', 'OPERATIONAL_OPTIONS', 'IDENTITY', 'RunError', 'Record',
-           'RecordError', 'record_from_dict', 'Responses', 'read_records', 'append_records', 'run_lock', 'Shard',
-           'model_identity', 'new_run_meta', 'same_run', 'upgrade_meta', 'Run', 'read_meta', 'read_run', 'write_meta']
+           'RecordError', 'record_from_dict', 'Responses', 'scan_lines', 'iter_records', 'read_records',
+           'append_records', 'RecordWriter', 'run_lock', 'Shard', 'model_identity', 'new_run_meta', 'same_run',
+           'upgrade_meta', 'Run', 'read_meta', 'read_run', 'write_meta']
 
 # %% ../../nbs/05_runs.ipynb #e3d76853
 class RunError(DataError):
@@ -48,9 +49,11 @@ class Record:
 
     def to_json(self) -> str:
         "The record as one line of JSON (an empty `meta` left out)."
-        d = asdict(self)
+        d = {k: getattr(self, k) for k in _FIELDS}
         if not d['meta']: del d['meta']
         return json.dumps(d, ensure_ascii=False)
+
+_FIELDS = tuple(f.name for f in fields(Record))  # `asdict` deep-copies: too slow for a million lines
 
 # %% ../../nbs/05_runs.ipynb #769be32b
 class RecordError(DataError):
@@ -58,19 +61,28 @@ class RecordError(DataError):
 
 _TYPES = {'response': str, 'split': str, 'prompt_hash': str, 'item_hash': str, 'prompt_tokens': int,
           'completion_tokens': int, 'latency_s': (int, float), 'error': str, 'finish_reason': str, 'meta': dict}
+_KNOWN = frozenset(f.name for f in fields(Record))
+_EXACT = tuple((k, t) for k, t in _TYPES.items() if k != 'latency_s')
+
+def _why_not(d) -> str | None:
+    "Why a decoded line is not a record (None: it is one)."
+    if type(d) is dict and type(d.get('id')) is str and type(d.get('voter')) is int and d['voter'] >= 0 and all(  # the usual line, at once
+            (x := d.get(k)) is None or type(x) is t for k, t in _EXACT) and (d.get('latency_s') is None or type(d['latency_s']) in (int, float)) \
+            and (d.get('response') is not None or d.get('error') is not None): return None
+    if not isinstance(d, dict): return f"a record is a JSON object, got {type(d).__name__}"
+    if not isinstance(d.get('id'), (str, int)) or isinstance(d.get('id'), bool): return "no item id"
+    v = d.get('voter')
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0: return f"voter must be a non-negative integer, got {v!r}"
+    for k, t in _TYPES.items():
+        if d.get(k) is not None and (not isinstance(d[k], t) or isinstance(d[k], bool)):
+            return f"{k} must be {getattr(t, '__name__', 'a number')}, got {type(d[k]).__name__}"
+    if d.get('response') is None and d.get('error') is None: return "neither a response nor an error"
+    return None
 
 def record_from_dict(d) -> Record:
     "A `Record` from a decoded JSON line, or `RecordError` saying why it does not fit."
-    if not isinstance(d, dict): raise RecordError(f"a record is a JSON object, got {type(d).__name__}")
-    if not isinstance(d.get('id'), (str, int)) or isinstance(d.get('id'), bool): raise RecordError("no item id")
-    v = d.get('voter')
-    if not isinstance(v, int) or isinstance(v, bool) or v < 0: raise RecordError(f"voter must be a non-negative integer, got {v!r}")
-    for k, t in _TYPES.items():
-        if d.get(k) is not None and (not isinstance(d[k], t) or isinstance(d[k], bool)):
-            raise RecordError(f"{k} must be {getattr(t, '__name__', 'a number')}, got {type(d[k]).__name__}")
-    if d.get('response') is None and d.get('error') is None: raise RecordError("neither a response nor an error")
-    known = {f.name for f in fields(Record)}
-    return Record(**{k: (str(v) if k == 'id' else v) for k, v in d.items() if k in known and v is not None or k in ('response', 'error')})
+    if (why := _why_not(d)) is not None: raise RecordError(why)
+    return Record(**{k: (str(v) if k == 'id' else v) for k, v in d.items() if k in _KNOWN and v is not None or k in ('response', 'error')})
 
 # %% ../../nbs/05_runs.ipynb #3f0d48b8
 @dataclass
@@ -87,40 +99,112 @@ def _parse_line(raw: bytes) -> Record:
     except json.JSONDecodeError as e: raise RecordError(f"not JSON ({e.msg})") from None
     return record_from_dict(d)
 
+def scan_lines(run_dir, chunk: int = 1 << 22):
+    "Yield (line number, raw line) of a run folder's responses, reading `chunk` bytes at a time; returns the torn last line."
+    f = Path(run_dir) / RESPONSES_FILE
+    if not f.exists(): return b''
+    no, rest = 0, b''
+    with open(f, 'rb') as fh:
+        while block := fh.read(chunk):
+            lines = (rest + block).split(b'\n')
+            rest = lines.pop()
+            for raw in lines:
+                no += 1
+                if raw.strip(): yield no, raw
+    return rest
+
+def iter_records(run_dir):
+    "Yield (line number, `Record` or the `RecordError` of a line that does not fit) of every line, in file order, streaming; the torn last line is left out."
+    for no, raw in scan_lines(run_dir):
+        try: yield no, _parse_line(raw)
+        except RecordError as e: yield no, e
+
+_SHARED = ('id', 'split', 'item_hash', 'finish_reason', 'response')  # texts that repeat from record to record
+
 def read_records(run_dir) -> Responses:
     "Every record of a run folder, the bad lines with their reasons, and a torn last line if any."
-    f = Path(run_dir) / RESPONSES_FILE
-    if not f.exists(): return Responses([])
-    data = f.read_bytes()
-    body, _, tail = data.rpartition(b'\n') if not data.endswith(b'\n') else (data, b'', b'')
-    last, bad = {}, []
-    for no, raw in enumerate(body.split(b'\n'), 1):
-        if not raw.strip(): continue
+    last, bad, lines, seen, metas = {}, [], scan_lines(run_dir), {k: {} for k in _SHARED}, {}
+    while True:
+        try: no, raw = next(lines)
+        except StopIteration as end: tail = end.value or b''; break
         try: r = _parse_line(raw)
         except RecordError as e: bad.append((no, str(e))); continue
+        for k, texts in seen.items():  # one string object per distinct text: most of a million voters' answers repeat
+            if (v := getattr(r, k)) is not None: setattr(r, k, texts.setdefault(v, v))
+        if r.meta: r.meta = metas.setdefault(repr(r.meta), r.meta)  # equal metas (JSON values: equal repr) shared, read-only
         last.pop(r.key, None); last[r.key] = r
     return Responses(list(last.values()), bad, tail)
 
 # %% ../../nbs/05_runs.ipynb #656678a2
+def _set_torn_aside(fh, f: Path):
+    "If the open file `fh` ends in a torn line (no newline), move that line to `responses.torn` and cut it off."
+    size = fh.seek(0, os.SEEK_END)
+    if not size: return
+    fh.seek(size - 1)
+    if fh.read(1) == b'\n': return
+    window = 4096
+    while True:
+        start = max(0, size - window); fh.seek(start); data = fh.read()
+        cut = data.rfind(b'\n')
+        if cut >= 0 or start == 0: break
+        window *= 4
+    cut = start + cut + 1
+    with open(f.with_suffix('.torn'), 'ab') as t: t.write(data[cut - start:] + b'\n')
+    fh.truncate(cut)
+
 def append_records(run_dir, records: list):
     "Append records to the run folder's responses and force them to disk (a torn last line is set aside first)."
     f = Path(run_dir) / RESPONSES_FILE
     with open(f, 'a+b') as fh:
-        size = fh.seek(0, os.SEEK_END)
-        fh.seek(max(0, size - 1)) if size else None
-        if size and fh.read(1) != b'\n':  # a torn last line: find its start, move it aside
-            window = 4096
-            while True:
-                start = max(0, size - window); fh.seek(start); data = fh.read()
-                cut = data.rfind(b'\n')
-                if cut >= 0 or start == 0: break
-                window *= 4
-            cut = start + cut + 1
-            with open(f.with_suffix('.torn'), 'ab') as t: t.write(data[cut - start:] + b'\n')
-            fh.truncate(cut)
+        _set_torn_aside(fh, f)
         fh.seek(0, os.SEEK_END)
         fh.write(''.join(r.to_json() + '\n' for r in records).encode('utf-8'))
         fh.flush(); os.fsync(fh.fileno())
+
+# %% ../../nbs/05_runs.ipynb #4930bf77
+class RecordWriter:
+    "Appends records to a run folder by group commit: one write and one `fsync` for all the records that arrived during the previous one."
+    def __init__(self, run_dir):
+        self.path = Path(run_dir) / RESPONSES_FILE
+        self.fh = open(self.path, 'a+b')
+        _set_torn_aside(self.fh, self.path); self.fh.seek(0, os.SEEK_END)
+        self.cond, self.buf, self.queued, self.saved, self.commits, self.error, self.closing = threading.Condition(), [], 0, 0, 0, None, False
+        self.thread = threading.Thread(target=self._commit_loop, name='l0kit-writer', daemon=True); self.thread.start()
+
+    def add(self, records: list):
+        "Queue records to be written; they count as saved once `saved` says so (at the latest at `flush` or `close`)."
+        data = ''.join(r.to_json() + '\n' for r in records).encode('utf-8')
+        with self.cond:
+            if self.error is not None: raise self.error
+            self.buf.append(data); self.queued += len(records); self.cond.notify()
+
+    def _commit_loop(self):
+        while True:
+            with self.cond:
+                while not self.buf and not self.closing: self.cond.wait()
+                if not self.buf: return
+                data, n, self.buf = b''.join(self.buf), self.queued - self.saved, []
+            try: self.fh.write(data); self.fh.flush(); os.fsync(self.fh.fileno())
+            except OSError as e:
+                with self.cond: self.error = RunError(f"cannot write {self.path} ({e}); {self.saved} responses are saved"); self.cond.notify_all()
+                return
+            with self.cond: self.saved += n; self.commits += 1; self.cond.notify_all()
+
+    def flush(self):
+        "Wait until every queued record is on disk."
+        with self.cond:
+            while self.saved < self.queued and self.error is None: self.cond.wait()
+            if self.error is not None: raise self.error
+
+    def close(self):
+        "Write what is queued, stop the writer and close the file."
+        if self.fh.closed: return
+        with self.cond: self.closing = True; self.cond.notify_all()
+        self.thread.join(); self.fh.close()
+        if self.error is not None: raise self.error
+
+    def __enter__(self): return self
+    def __exit__(self, *exc): self.close()
 
 # %% ../../nbs/05_runs.ipynb #492a9fd1
 class run_lock:
