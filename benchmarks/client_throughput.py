@@ -58,10 +58,10 @@ def start_servers(k: int) -> tuple[list, list]:
 
 def l0_items(programs: int, seed: int = 0) -> list:
     "`programs` short L0 programs with their demonstrations (generated here, about 30 ms each)."
-    from l0kit.l0.dataset import DatasetConfig, SplitSpec, build_dataset, save_dataset
+    from l0kit.l0.dataset import L0DataConfig, SplitSpec, build_dataset, save_dataset
     from l0kit.l0.generator import GenConfig
     from l0kit.l0.benchmark import L0Benchmark
-    items, card = build_dataset(DatasetConfig('bench', GenConfig(), [SplitSpec('short', 1, 20, programs)]), seed, workers=os.cpu_count() or 1)
+    items, card = build_dataset(L0DataConfig('bench', GenConfig(), [SplitSpec('short', 1, 20, programs)]), seed, workers=os.cpu_count() or 1)
     d = Path(tempfile.mkdtemp(prefix='l0kit-bench-data-'))
     save_dataset(items, card, d)
     return L0Benchmark().load(d, 'short')

@@ -8,9 +8,9 @@ Usage: python benchmarks/core_speed.py [--repeat N]
 """
 import argparse, platform, sys, time
 import l0kit
-from l0kit.core.data import load_problem_set
-from l0kit.core.pytrace import trace_in_process, trace_call
-from l0kit.core.probes import candidate_probes, select_probes
+from l0kit.corebench.dataset import load_problem_set
+from l0kit.corebench.pytrace import trace_in_process, trace_call
+from l0kit.corebench.probes import candidate_probes, select_probes
 from l0kit.harness.sandbox import Sandbox
 
 def calls():

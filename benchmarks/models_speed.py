@@ -129,7 +129,7 @@ def bench_engines(a):
     print(f"load average after: {after[0]:.2f} {after[1]:.2f} {after[2]:.2f} (this run's own threads included)")
 
 def bench_server(a):
-    from l0kit.harness.hf import smollm2_gguf
+    from l0kit.harness.transformers_backend import smollm2_gguf
     gguf, _ = smollm2_gguf()
     s = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close()
     proc = subprocess.Popen([sys.executable, '-m', 'llama_cpp.server', '--model', str(gguf), '--host', '127.0.0.1', '--port', str(port),

@@ -81,8 +81,8 @@ def _sx():
 
 
 def _core():
-    from l0kit.core.benchmark import score_response
-    from l0kit.core.prompts import parse_assertion, parse_probe_answer, output_correct, probe_correct, ResponseParseError
+    from l0kit.corebench.benchmark import score_response
+    from l0kit.corebench.prompts import parse_assertion, parse_probe_answer, output_correct, probe_correct, ResponseParseError
     io = {'kind': 'io', 'problem_id': 'p', 'impl_id': 'i', 'output': '5'}
     probe = {'kind': 'probe', 'problem_id': 'p', 'impl_id': 'i', 'ground_truth': '[1, 2]', 'answer_type': 'list', 'dimensions': ['State']}
     def may_refuse(f):

@@ -12,7 +12,7 @@ import l0kit
 from l0kit.harness.sandbox import Sandbox
 from l0kit.sx.stepcount import instrument, SEMANTICS_VERSION
 from l0kit.sx.atomic import all_instances
-from l0kit.sx.data import SXConfig, SubsetConfig, generate_subset
+from l0kit.sx.dataset import SXDataConfig, SubsetConfig, generate_subset
 
 TIMING_HARNESS = '''
 def harness(ns, entry, args):
@@ -31,7 +31,7 @@ def harness(ns, entry, args):
 '''
 
 def generation_speed(n, workers, seed):
-    cfg = SXConfig(seed=seed, subsets=[SubsetConfig(**{**asdict(s), 'count': n}) for s in SXConfig().subsets])
+    cfg = SXDataConfig(seed=seed, subsets=[SubsetConfig(**{**asdict(s), 'count': n}) for s in SXDataConfig().subsets])
     rows, items = [], []
     for s in cfg.subsets:
         # workers=1 twice in this process: cold instrumentation caches, then warm (the steady state of a long run);

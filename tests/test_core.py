@@ -3,10 +3,10 @@ scoring path on responses written as a model would write them."""
 import json, os, subprocess, sys
 import pandas as pd
 import pytest
-from l0kit.core.data import (CoreConfig, build_core_set, load_problem_set, load_core_io, load_core_qa, write_core_set)
-from l0kit.core.benchmark import CoreBenchmark, items_from_published, summarize, dimension_table, family_table
-from l0kit.core.pytrace import trace_in_process, trace_call, render_trace, Trace
-from l0kit.core.probes import DIMENSIONS
+from l0kit.corebench.dataset import (CoreDataConfig, build_core_set, load_problem_set, load_core_io, load_core_qa, write_core_set)
+from l0kit.corebench.benchmark import CoreBenchmark, items_from_published, summarize, dimension_table, family_table
+from l0kit.corebench.pytrace import trace_in_process, trace_call, render_trace, Trace
+from l0kit.corebench.probes import DIMENSIONS
 
 @pytest.fixture(scope='module')
 def build(): return build_core_set()
@@ -36,7 +36,7 @@ def test_line_steps_agree_with_settrace_count():
 
 def test_trace_independent_of_hash_seed(tmp_path):
     "Reprs of sets are the same under two hash seeds."
-    code = ("from l0kit.core.pytrace import trace_in_process, render_trace\n"
+    code = ("from l0kit.corebench.pytrace import trace_in_process, render_trace\n"
             "print(render_trace(trace_in_process('def f(s):\\n    w = set(s)\\n    return sorted(w)\\n', 'f', '\"hello world\"')))")
     env = {**os.environ, 'PYTHONPATH': os.getcwd()}
     outs = [subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, env={**env, 'PYTHONHASHSEED': s}).stdout

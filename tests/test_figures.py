@@ -96,7 +96,7 @@ def test_l0_fit_needs_accuracies_between_0_and_100(l0_scores):
 
 # ---- CoRE ------------------------------------------------------------------------------------------------------
 def test_core_heatmaps():
-    from l0kit.core.benchmark import family_heatmap, paper_family_heatmap, published_table, model_family
+    from l0kit.corebench.benchmark import family_heatmap, paper_family_heatmap, published_table, model_family
     fam = pd.DataFrame({"loop": [40.0, 10.0], "class": [60.0, 10.0], "recursive": [np.nan, 30.0]}, index=["m1 IO", "m2 IO"])
     check(family_heatmap(fam, title=figure_title("CoRE, the kit's implementation styles (not a paper figure; cf. figure 5)",
                                                  "I_s by style", "m1, m2", "2 models")), "cf. figure 5")

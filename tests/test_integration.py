@@ -50,8 +50,8 @@ def test_l0_simulated_then_replay_through_the_cli(tmp_path):
 
 
 def test_procbench_end_to_end(tmp_path):
-    from l0kit.procbench import ProcBenchConfig, generate_dataset, save_dataset, render_answer
-    items = generate_dataset(ProcBenchConfig(examples_per_length=1, max_length=4, tasks=['Sort', 'Cumulate', 'DeleteChar']))
+    from l0kit.procbench import ProcBenchDataConfig, generate_dataset, save_dataset, render_answer
+    items = generate_dataset(ProcBenchDataConfig(examples_per_length=1, max_length=4, tasks=['Sort', 'Cumulate', 'DeleteChar']))
     save_dataset(items, tmp_path / 'data')
     bench = get_benchmark('procbench')
     split = items[0]['split']
@@ -66,7 +66,7 @@ def test_procbench_end_to_end(tmp_path):
 
 
 def test_sx_end_to_end(tmp_path):
-    from l0kit.sx.data import write_dataset
+    from l0kit.sx.dataset import write_dataset
     write_dataset(tmp_path / 'data', limit=2)
     for name in ('visible', 'hidden'):
         bench = get_benchmark('sx', presentation=name)

@@ -7,7 +7,7 @@ from hypothesis import given, settings, HealthCheck, strategies as st
 
 from l0kit.l0.check import check_program, check_items, ProgramRejected, release_config, vocabulary
 from l0kit.l0.generator import GenConfig, ProgramGenerator, GenerationError
-from l0kit.l0.dataset import DatasetConfig, SplitSpec, get_preset, PRESETS, build_dataset, save_dataset, load_split, load_dataset
+from l0kit.l0.dataset import L0DataConfig, SplitSpec, get_preset, PRESETS, build_dataset, save_dataset, load_split, load_dataset
 from l0kit.l0.release import write_release_format, import_release
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,7 +18,7 @@ def table5_ablations() -> dict:
     "The 18 ablation configurations of table 5, read from the experiment notebook that builds them (so they cannot drift apart)."
     nb = json.loads((ROOT / 'nbs' / 'experiments' / 'l0_04_ablations.ipynb').read_text())
     cell = next(''.join(c['source']) for c in nb['cells'] if c['cell_type'] == 'code' and 'ABLATIONS = {' in ''.join(c['source']))
-    ns = dict(GenConfig=GenConfig, DatasetConfig=DatasetConfig, SplitSpec=SplitSpec)
+    ns = dict(GenConfig=GenConfig, L0DataConfig=L0DataConfig, SplitSpec=SplitSpec)
     exec(cell, ns)
     return {f"table5 {op} {setting}".strip(): ns['ablation_config'](op, setting, 1).gen for op, setting in ns['ABLATIONS']}
 
@@ -26,7 +26,7 @@ def table5_ablations() -> dict:
 def all_configs() -> dict:
     "Every generator configuration the kit ships or documents."
     out = {f"preset {name}": PRESETS[name]().gen for name in PRESETS}
-    out.update({f"configs/{p.name}": DatasetConfig.from_yaml(p).gen for p in sorted((ROOT / 'configs').glob('*.yaml'))})
+    out.update({f"configs/{p.name}": L0DataConfig.from_yaml(p).gen for p in sorted((ROOT / 'configs').glob('*.yaml'))})
     out.update({'list_index_vars': GenConfig(list_index_vars=True),
                 'nested blocks': GenConfig(max_scope_depth=2, min_code_lines=10, max_code_lines=40),
                 'small pools': GenConfig(max_num=20, min_list_len=1, max_list_len=3, max_while_loop=12),

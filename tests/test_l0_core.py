@@ -7,7 +7,7 @@ import pytest
 from l0kit.l0.grammar import Grammar, GrammarError, BASE_GRAMMAR
 from l0kit.l0.generator import GenConfig, ProgramGenerator, ConfigError, GenerationError, sample_inputs, check_program
 from l0kit.l0.tracer import trace_program, TraceError, ProgramRuntimeError, StepLimitExceeded, UnsupportedProgram
-from l0kit.l0.dataset import (DatasetConfig, SplitSpec, build_dataset, save_dataset, load_split, load_card, get_preset,
+from l0kit.l0.dataset import (L0DataConfig, SplitSpec, build_dataset, save_dataset, load_split, load_card, get_preset,
                            step_bounds, DatasetError)
 from l0kit.l0.release import write_release_format, import_release, load_id_list, ReleaseFormatError
 
@@ -86,11 +86,11 @@ def test_bad_configs_fail_with_clear_messages(tmp_path):
     with pytest.raises(ConfigError, match='max_while_loop'): GenConfig(max_while_loop=3)
     with pytest.raises(ConfigError, match='block_stmts'): GenConfig(block_stmts=(0, 3))
     f = tmp_path / 'bad.yaml'; f.write_text('gen: {max_num: 10}\nsplits: [1, 2\n')
-    with pytest.raises(ConfigError, match='not valid YAML'): DatasetConfig.from_yaml(f)
+    with pytest.raises(ConfigError, match='not valid YAML'): L0DataConfig.from_yaml(f)
     f.write_text('name: x\ngen: {max_nums: 10}\nsplits: [{name: a, min_steps: 1, max_steps: 20, count: 2}]\n')
-    with pytest.raises(ConfigError, match=r"unknown GenConfig field\(s\) \['max_nums'\]"): DatasetConfig.from_yaml(f)
+    with pytest.raises(ConfigError, match=r"unknown GenConfig field\(s\) \['max_nums'\]"): L0DataConfig.from_yaml(f)
     f.write_text('name: x\nsplits: [{name: a, min_steps: 30, max_steps: 20, count: 2}]\n')
-    with pytest.raises(ConfigError, match="split 'a'"): DatasetConfig.from_yaml(f)
+    with pytest.raises(ConfigError, match="split 'a'"): L0DataConfig.from_yaml(f)
     with pytest.raises(GrammarError, match='<nope> is used but never defined'): GenConfig(grammar_override='<stmt> ::= <nope>').grammar()
     # a grammar that can never reach the line bounds fails with a message, not a hang
     gen = ProgramGenerator(GenConfig(min_code_lines=45, max_code_lines=50, grammar_override='<stmt_lst> ::= <stmt>'))
@@ -98,24 +98,24 @@ def test_bad_configs_fail_with_clear_messages(tmp_path):
 
 
 def test_yaml_config_round_trip(tmp_path):
-    cfg = DatasetConfig('t', GenConfig(max_scope_depth=2, list_index_vars=True), [SplitSpec('a', 1, 30, 3)])
+    cfg = L0DataConfig('t', GenConfig(max_scope_depth=2, list_index_vars=True), [SplitSpec('a', 1, 30, 3)])
     import yaml
     f = tmp_path / 'c.yaml'; f.write_text(yaml.safe_dump(cfg.to_dict()))
-    assert DatasetConfig.from_yaml(f).to_dict() == cfg.to_dict()
+    assert L0DataConfig.from_yaml(f).to_dict() == cfg.to_dict()
 
 
 def _digest(items):
     return hashlib.sha256(json.dumps(items, sort_keys=True).encode()).hexdigest()
 
 def test_dataset_identical_across_workers_and_hash_seeds(tmp_path):
-    cfg = DatasetConfig('t', GenConfig(), [SplitSpec('short', 1, 20, 6), SplitSpec('medium', 60, 100, 3)])
+    cfg = L0DataConfig('t', GenConfig(), [SplitSpec('short', 1, 20, 6), SplitSpec('medium', 60, 100, 3)])
     a, ca = build_dataset(cfg, seed=3, workers=1)
     b, cb = build_dataset(cfg, seed=3, workers=2)
     assert a == b and {**ca, 'build_seconds': 0} == {**cb, 'build_seconds': 0}
     script = textwrap.dedent(f"""
         import json, hashlib
-        from l0kit.l0.dataset import DatasetConfig, build_dataset
-        cfg = DatasetConfig.from_dict(json.loads({json.dumps(json.dumps(cfg.to_dict()))}))
+        from l0kit.l0.dataset import L0DataConfig, build_dataset
+        cfg = L0DataConfig.from_dict(json.loads({json.dumps(json.dumps(cfg.to_dict()))}))
         items, _ = build_dataset(cfg, seed=3, workers=1)
         print(hashlib.sha256(json.dumps(items, sort_keys=True).encode()).hexdigest())""")
     for hs in ('0', '12345'):
@@ -168,7 +168,7 @@ def test_cli_generate_and_trace(tmp_path):
 
 def test_shipped_configs_load_and_build():
     for f in sorted(Path(__file__).parent.parent.glob('configs/*.yaml')):
-        cfg = DatasetConfig.from_yaml(f)
+        cfg = L0DataConfig.from_yaml(f)
         items, card = build_dataset(cfg.with_counts(2), workers=1)
         assert all(len(v) == 2 for v in items.values()), f
         assert card['seed'] == cfg.gen.seed

@@ -27,7 +27,7 @@ def test_unknown_and_malformed_specs():
     with pytest.raises(ModelSpecError, match='listed twice'): load_model('openai:http://127.0.0.1:1/v1|http://127.0.0.1:1#m')
 
 def test_tiny_llama_runs_the_protocol(tmp_path):
-    from l0kit.harness.hf import tiny_llama_dir
+    from l0kit.harness.tiny_model import tiny_llama_dir
     m = load_model(f'hf:{tiny_llama_dir()},device=cpu,batch_size=4')
     s = run_eval(get_benchmark('l0', shots=2, budget_margin=5), m, ITEMS, tmp_path / 'run', RunConfig(voters=3), progress=False)
     assert (s['complete'], s['failed']) == (9, 0)
@@ -43,7 +43,7 @@ def smol():
     with load_model('smollm2') as m: yield m
 
 def test_smollm2_runs_on_llamacpp_by_default(smol):
-    from l0kit.harness.hf import smollm2_gguf
+    from l0kit.harness.transformers_backend import smollm2_gguf
     info = smol.info()
     assert (info['backend'], info['name'], info['file'], info['context_length']) == ('llamacpp', 'SmolLM2-135M-Instruct', str(smollm2_gguf()[0]), 8192)
 
@@ -81,7 +81,7 @@ def test_smollm2_on_transformers_batched_equals_batch_1_and_writes_traces(tmp_pa
 
 @pytest.mark.model
 def test_gguf_file_loads_through_transformers():
-    from l0kit.harness.hf import smollm2_gguf
+    from l0kit.harness.transformers_backend import smollm2_gguf
     gguf, _ = smollm2_gguf()
     m = load_model(f'gguf:{gguf},device=cpu')
     assert m.kind == 'chat' and m.count_tokens('L2,x:1') > 0
@@ -96,7 +96,7 @@ def _free_port():
 def llama_server():
     if missing := missing_server_packages():
         pytest.fail(f"the llama.cpp server needs {', '.join(missing)}: run scripts/setup.sh (it installs the kit's `server` extra)")
-    from l0kit.harness.hf import smollm2_gguf
+    from l0kit.harness.transformers_backend import smollm2_gguf
     gguf, _ = smollm2_gguf()
     port, log = _free_port(), tempfile.TemporaryFile()  # a file, not a pipe: a full pipe would stop the server
     proc = subprocess.Popen([sys.executable, '-m', 'llama_cpp.server', '--model', str(gguf), '--host', '127.0.0.1', '--port', str(port),

@@ -66,7 +66,7 @@ def test_sx_reads_degenerate_answers_by_the_rules():
 
 
 def test_core_reads_degenerate_answers_by_the_rules():
-    from l0kit.core.prompts import parse_assertion, parse_probe_answer, output_correct, probe_correct, ResponseParseError
+    from l0kit.corebench.prompts import parse_assertion, parse_probe_answer, output_correct, probe_correct, ResponseParseError
     for shape in ('assert lines never completed', 'newlines', 'digits', 'unclosed fence then text'):
         with pytest.raises(ResponseParseError): parse_assertion(SHAPES[shape])
         assert not output_correct(SHAPES[shape], '5')

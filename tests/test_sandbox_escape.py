@@ -9,7 +9,7 @@ import pytest
 from l0kit.harness.sandbox import Sandbox, SandboxUnavailable, run_batch, confinement_available
 import l0kit.harness.sandbox as sandbox_module
 from l0kit.sx.stepcount import count_steps, StepCountError
-from l0kit.core.pytrace import trace_call
+from l0kit.corebench.pytrace import trace_call
 
 from conftest import require, IN_CI
 

@@ -2,11 +2,11 @@
 import ast, json, random
 from dataclasses import asdict
 import pytest
-from l0kit.sx.data import SXConfig, SubsetConfig, generate_subset, table2, corrupt, composition_plan, write_dataset
+from l0kit.sx.dataset import SXDataConfig, SubsetConfig, generate_subset, table2, corrupt, composition_plan, write_dataset
 from l0kit.sx.benchmark import SXBenchmark, parse_judgements
 
 def small(n):
-    return SXConfig(subsets=[SubsetConfig(**{**asdict(s), 'count': n}) for s in SXConfig().subsets])
+    return SXDataConfig(subsets=[SubsetConfig(**{**asdict(s), 'count': n}) for s in SXDataConfig().subsets])
 
 def test_worker_count_does_not_change_the_data():
     cfg = small(6)
@@ -18,7 +18,7 @@ def test_seed_changes_the_data():
     assert generate_subset(a, 'predict') != generate_subset(b, 'predict')
 
 def test_composition_plan_follows_the_mix():
-    cfg = SXConfig()
+    cfg = SXDataConfig()
     for s in cfg.subsets:
         plan = composition_plan(cfg, s)
         assert len(plan) == s.count

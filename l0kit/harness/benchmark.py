@@ -334,7 +334,7 @@ BENCHMARKS = {
     'l0': 'l0kit.l0.benchmark:L0Benchmark',
     'procbench': 'l0kit.procbench.benchmark:ProcBenchBenchmark',
     'sx': 'l0kit.sx.benchmark:SXBenchmark',
-    'core': 'l0kit.core.benchmark:CoreBenchmark',
+    'core': 'l0kit.corebench.benchmark:CoreBenchmark',
 }
 
 def register_benchmark(name: str, target):

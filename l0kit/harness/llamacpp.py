@@ -230,5 +230,5 @@ def load_smollm2(arg: str = '', *,
     return load_llamacpp(str(_smollm2_file()), name='SmolLM2-135M-Instruct', **given)
 
 def _smollm2_file() -> Path:
-    from l0kit.harness.hf import smollm2_gguf  # the package lookup lives with the transformers conversion
+    from l0kit.harness.transformers_backend import smollm2_gguf  # the package lookup lives with the transformers conversion
     return smollm2_gguf()[0]

@@ -211,8 +211,8 @@ MODEL_KINDS = {
     'smollm2': ('l0kit.harness.llamacpp:load_smollm2', 'the embedded SmolLM2-135M-Instruct on llama.cpp, e.g. `smollm2` or `smollm2:threads=2`; '
                 'on transformers: `smollm2:backend=transformers[,dtype=float32]`'),
     'llamacpp': ('l0kit.harness.llamacpp:load_llamacpp', 'a GGUF file run by llama.cpp: `llamacpp:FILE[,threads=N,ctx=N,batch=N,seed=N,gpu_layers=N]`'),
-    'hf': ('l0kit.harness.hf:load_hf', 'a local Hugging Face directory: `hf:DIR[,device=cuda,dtype=bfloat16,batch_size=8]`'),
-    'gguf': ('l0kit.harness.hf:load_gguf', 'a GGUF file loaded by transformers: `gguf:FILE[,dtype=float32]`'),
+    'hf': ('l0kit.harness.transformers_backend:load_hf', 'a local Hugging Face directory: `hf:DIR[,device=cuda,dtype=bfloat16,batch_size=8]`'),
+    'gguf': ('l0kit.harness.transformers_backend:load_gguf', 'a GGUF file loaded by transformers: `gguf:FILE[,dtype=float32]`'),
     'openai': ('l0kit.harness.openai_http:load_openai', 'OpenAI-compatible servers: `openai:URL#MODEL[,endpoint=completions,concurrency=8]`, '
                'several: `openai:URL1|URL2#MODEL` (concurrency per server)'),
     'replay': ('l0kit.harness.replay:load_replay', 'recorded responses: `replay:RUN_DIR_OR_FILE`'),

@@ -18,14 +18,14 @@ from .prompts import Demonstration, l0_prompt_text, THINK_BYPASS_PREFIX, PROMPT_
 from .tracer import trace_program
 from .check import ProgramRejected
 from .simulated import L0SimulatedModel
-from .dataset import DatasetConfig
+from .dataset import L0DataConfig
 
 # %% auto #0
-__all__ = ['L0Config', 'make_l0_item', 'L0Benchmark', 'l0_demonstrations', 'trace_rows']
+__all__ = ['L0Config', 'L0EvalConfig', 'make_l0_item', 'L0Benchmark', 'l0_demonstrations', 'trace_rows']
 
 # %% ../../nbs/17_l0_benchmark.ipynb #418e8a2c
 @dataclass
-class L0Config(YamlConfig):
+class L0EvalConfig(YamlConfig):
     "L0-Bench's prompt settings, with the paper's defaults."
     shots: int = 4  # demonstrations per prompt
     pool_size: int = 64  # demonstrations per program to draw from
@@ -35,9 +35,11 @@ class L0Config(YamlConfig):
     stop_at_return: bool = True  # end each response at its return line (nothing after it is scored, except by strict scoring)
 
     def __post_init__(self):
-        c = lambda n, *a, **k: check_value('L0Config', n, getattr(self, n), *a, **k)
+        c = lambda n, *a, **k: check_value('L0EvalConfig', n, getattr(self, n), *a, **k)
         c('shots', int, minimum=0); c('pool_size', int, minimum=1); c('setup', str, choices=PROMPT_SETUPS)
         c('think_bypass', bool); c('budget_margin', int, minimum=0); c('stop_at_return', bool)
+
+L0Config = L0EvalConfig  # its name in earlier releases, kept for one release
 
 # %% ../../nbs/17_l0_benchmark.ipynb #190f873a
 def make_l0_item(id: str,  # item id
@@ -55,8 +57,8 @@ def make_l0_item(id: str,  # item id
 # %% ../../nbs/17_l0_benchmark.ipynb #cecce9c3
 class L0Benchmark(Benchmark):
     "L0-Bench: trace a baby-Python program step by step."
-    name, paper, Config, default_voters = 'l0', 'L0-Bench (Sun et al., 2025)', L0Config, 31
-    tool_name, DataConfig, Simulated = 'l0bench', DatasetConfig, L0SimulatedModel
+    name, paper, Config, default_voters = 'l0', 'L0-Bench (Sun et al., 2025)', L0EvalConfig, 31
+    tool_name, DataConfig, Simulated = 'l0bench', L0DataConfig, L0SimulatedModel
     metrics = {'trace_accuracy': 'correct', 'steps_to_error': 'steps_to_error'}
     citation = ("@article{sun2025l0bench,\n  title={L0-Reasoning Bench: Evaluating Procedural Correctness in Language Models via Simple "
                 "Program Execution},\n  author={Sun, Simeng and Hsieh, Cheng-Ping and Ladhak, Faisal and Arakelyan, Erik and Akle Serano, "
@@ -210,10 +212,10 @@ def figures(self: L0Benchmark, scores: pd.DataFrame, label: str = 'model') -> di
 # %% ../../nbs/17_l0_benchmark.ipynb #a9f69e7c
 @patch
 def generate(self: L0Benchmark, out, config=None, limit=None, seed=None, workers=1, preset='small', show=False, progress=None) -> str:
-    "Generate an L0 data set (a preset, or a YAML `DatasetConfig`) into `out`; a summary to print."
-    from l0kit.l0.dataset import get_preset, DatasetConfig, build_dataset, save_dataset
+    "Generate an L0 data set (a preset, or a YAML `L0DataConfig`) into `out`; a summary to print."
+    from l0kit.l0.dataset import get_preset, L0DataConfig, build_dataset, save_dataset
     from l0kit.l0.cli import format_card, render_item
-    cfg = DatasetConfig.from_yaml(config) if config else get_preset(preset)
+    cfg = L0DataConfig.from_yaml(config) if config else get_preset(preset)
     if limit is not None: cfg = cfg.with_counts(limit)
     items, card = build_dataset(cfg, seed=seed, workers=workers, progress=progress)
     path = save_dataset(items, card, out)
@@ -257,11 +259,11 @@ def reference_item(self: L0Benchmark, reference: str) -> dict:
 
 @patch
 def stream_item(self: L0Benchmark, index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
-    "Item `index` of an endless stream of new programs under a `DatasetConfig` (default: the small preset)."
+    "Item `index` of an endless stream of new programs under a `L0DataConfig` (default: the small preset)."
     from l0kit.l0.dataset import get_preset, make_candidate, make_demonstrations
     from l0kit.harness.benchmark import stream_seed
     from l0kit.l0.generator import ProgramGenerator
-    cfg = config if isinstance(config, DatasetConfig) else DatasetConfig.from_dict(config) if config else get_preset('small')
+    cfg = config if isinstance(config, L0DataConfig) else L0DataConfig.from_dict(config) if config else get_preset('small')
     spec = next((s for s in cfg.splits if s.name == split), None) if split else None
     if split and spec is None: raise ConfigError(f"no split {split!r} in the L0 config; it has {[s.name for s in cfg.splits]}")
     lo, hi = (spec.min_steps, spec.max_steps) if spec else (1, cfg.gen.max_trace_steps)

@@ -15,9 +15,10 @@ from .tracer import trace_program, TraceError
 from .check import check_program, check_items, ProgramRejected, RELEASE_GRAMMAR
 
 # %% auto #0
-__all__ = ['BASE_SPLITS', 'PRESETS', 'SplitSpec', 'DatasetConfig', 'get_preset', 'make_candidate', 'make_demonstrations',
-           'step_bounds', 'build_dataset', 'step_stats', 'dataset_card', 'DatasetError', 'save_dataset', 'load_card',
-           'available_splits', 'load_split', 'load_dataset', 'to_dataframe', 'grammar_config', 'check_dataset']
+__all__ = ['DatasetConfig', 'BASE_SPLITS', 'PRESETS', 'SplitSpec', 'L0DataConfig', 'get_preset', 'make_candidate',
+           'make_demonstrations', 'step_bounds', 'build_dataset', 'step_stats', 'dataset_card', 'DatasetError',
+           'save_dataset', 'load_card', 'available_splits', 'load_split', 'load_dataset', 'to_dataframe',
+           'grammar_config', 'check_dataset']
 
 # %% ../../nbs/13_l0_dataset.ipynb #ab83e797
 @dataclass
@@ -33,7 +34,7 @@ class SplitSpec:
         for n in ('min_steps', 'max_steps', 'count'): check_value('SplitSpec', n, getattr(self, n), int, minimum=0)
 
 @dataclass
-class DatasetConfig(YamlConfig):
+class L0DataConfig(YamlConfig):
     "Everything a data set is a function of (with the kit version)."
     name: str = 'custom'
     gen: GenConfig = field(default_factory=GenConfig)
@@ -43,12 +44,12 @@ class DatasetConfig(YamlConfig):
 
     def __post_init__(self):
         if isinstance(self.gen, dict): self.gen = GenConfig.from_dict(self.gen)
-        if not isinstance(self.gen, GenConfig): raise ConfigError(f"DatasetConfig.gen must be a mapping of GenConfig fields, got {self.gen!r}")
-        check_value('DatasetConfig', 'splits', self.splits, list)
-        check_value('DatasetConfig', 'name', self.name, str)
-        for n in ('input_tries', 'demo_tries_per_demo'): check_value('DatasetConfig', n, getattr(self, n), int, minimum=1)
+        if not isinstance(self.gen, GenConfig): raise ConfigError(f"L0DataConfig.gen must be a mapping of GenConfig fields, got {self.gen!r}")
+        check_value('L0DataConfig', 'splits', self.splits, list)
+        check_value('L0DataConfig', 'name', self.name, str)
+        for n in ('input_tries', 'demo_tries_per_demo'): check_value('L0DataConfig', n, getattr(self, n), int, minimum=1)
         for s in self.splits:
-            if not isinstance(s, (dict, SplitSpec)): raise ConfigError(f"DatasetConfig.splits holds mappings (name, min_steps, max_steps, count), got {s!r}")
+            if not isinstance(s, (dict, SplitSpec)): raise ConfigError(f"L0DataConfig.splits holds mappings (name, min_steps, max_steps, count), got {s!r}")
             if isinstance(s, dict): check_fields(SplitSpec, s, 'split')
         self.splits = [SplitSpec(**s) if isinstance(s, dict) else s for s in self.splits]
         if not self.splits: raise ConfigError("a data set needs at least one split")
@@ -64,21 +65,23 @@ class DatasetConfig(YamlConfig):
         return {'name': self.name, 'gen': self.gen.to_dict(), 'splits': [asdict(s) for s in self.splits],
                 'input_tries': self.input_tries, 'demo_tries_per_demo': self.demo_tries_per_demo}
 
-    def with_counts(self, count: int) -> DatasetConfig:
+    def with_counts(self, count: int) -> L0DataConfig:
         "The same configuration with `count` programs in every split."
         d = self.to_dict(); d['splits'] = [{**s, 'count': count} for s in d['splits']]
-        return DatasetConfig.from_dict(d)
+        return L0DataConfig.from_dict(d)
+
+DatasetConfig = L0DataConfig  # its name in earlier releases, kept for one release
 
 # %% ../../nbs/13_l0_dataset.ipynb #e2fd880c
 BASE_SPLITS = [SplitSpec('short', 1, 20, 500), SplitSpec('medium', 60, 100, 500),
                SplitSpec('long', 140, 190, 500), SplitSpec('extra_long', 220, 275, 500)]
 
 PRESETS = {
-    'base': lambda: DatasetConfig('base', GenConfig(), BASE_SPLITS),
-    'small': lambda: DatasetConfig('small', GenConfig(), [SplitSpec('short', 1, 20, 8), SplitSpec('medium', 60, 100, 4)]),
+    'base': lambda: L0DataConfig('base', GenConfig(), BASE_SPLITS),
+    'small': lambda: L0DataConfig('small', GenConfig(), [SplitSpec('short', 1, 20, 8), SplitSpec('medium', 60, 100, 4)]),
 }
 
-def get_preset(name: str) -> DatasetConfig:
+def get_preset(name: str) -> L0DataConfig:
     "A named data set configuration."
     if name not in PRESETS: raise ConfigError(f"unknown preset {name!r}; presets: {sorted(PRESETS)}")
     return PRESETS[name]()
@@ -86,7 +89,7 @@ def get_preset(name: str) -> DatasetConfig:
 # %% ../../nbs/13_l0_dataset.ipynb #5cc1d4ad
 def _key(inputs: dict) -> str: return json.dumps(inputs, sort_keys=True)
 
-def make_candidate(cfg: DatasetConfig, gen: ProgramGenerator, seed: int, index: int, fits: Callable | None = None) -> dict | None:
+def make_candidate(cfg: L0DataConfig, gen: ProgramGenerator, seed: int, index: int, fits: Callable | None = None) -> dict | None:
     "Program `index` of the stream with a valid test input, or None (no valid input, or `fits(lo, hi)` says it cannot fit)."
     rng = random.Random(f"{seed}/candidate/{index}")
     try: prog = gen.generate(rng)
@@ -103,7 +106,7 @@ def make_candidate(cfg: DatasetConfig, gen: ProgramGenerator, seed: int, index: 
                     test_input=inputs, target=target, steps=len(target))
     return None
 
-def make_demonstrations(cfg: DatasetConfig, cand: dict, seed: int) -> list[dict] | None:
+def make_demonstrations(cfg: L0DataConfig, cand: dict, seed: int) -> list[dict] | None:
     "`num_demonstrations` distinct valid inputs for a candidate's program, or None if the budget runs out."
     n = cfg.gen.num_demonstrations
     rng = random.Random(f"{seed}/demos/{cand['index']}")
@@ -176,7 +179,7 @@ def _work(task):
     cfg_dict, seed, index, open_ranges = task
     if _WORKER.get('cfg') != cfg_dict:
         _WORKER['cfg'] = cfg_dict
-        _WORKER['dc'] = DatasetConfig.from_dict(cfg_dict)
+        _WORKER['dc'] = L0DataConfig.from_dict(cfg_dict)
         _WORKER['gen'] = ProgramGenerator(_WORKER['dc'].gen)
     dc, gen = _WORKER['dc'], _WORKER['gen']
     skipped = []
@@ -191,7 +194,7 @@ def _work(task):
     return index, cand, None if cand['demonstrations'] is not None else 'no_demonstrations'
 
 # %% ../../nbs/13_l0_dataset.ipynb #d1e998b5
-def build_dataset(cfg: DatasetConfig,
+def build_dataset(cfg: L0DataConfig,
                   seed: int | None = None,  # the data set is a function of (cfg, seed, kit version); None: cfg.gen.seed
                   workers: int = 1,         # processes; the result does not depend on it
                   max_candidates: int = 2_000_000,  # give up (with an error) after scanning this many candidates
@@ -248,7 +251,7 @@ def step_stats(steps: list[int]) -> dict:
     return dict(n=len(steps), mean=round(statistics.fmean(steps), 2), std=round(statistics.pstdev(steps), 2),
                 min=min(steps), median=statistics.median(steps), max=max(steps))
 
-def dataset_card(cfg: DatasetConfig, seed: int, items: dict, scan: dict, elapsed_s: float) -> dict:
+def dataset_card(cfg: L0DataConfig, seed: int, items: dict, scan: dict, elapsed_s: float) -> dict:
     "Metadata recorded next to a data set."
     return dict(format='l0kit-l0/1', kit_version=l0kit.__version__, name=cfg.name, seed=seed, config=cfg.to_dict(),
                 counts={k: len(v) for k, v in items.items()},

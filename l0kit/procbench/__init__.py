@@ -5,21 +5,21 @@
 # %% auto #0
 __all__ = ['TASKS', 'Task', 'ProcBenchError', 'get_task', 'solve', 'length_bin', 'LENGTHS', 'load_sentences', 'sentence_source',
            'score', 'states_equal', 'compat_equal', 'aggregate', 'table2', 'pml_by_length', 'parse_answer',
-           'empty_prediction', 'ProcBenchConfig', 'generate_dataset', 'generate_item', 'save_dataset', 'load_dataset',
-           'load_release', 'make_prompt', 'ProcBenchBenchmark', 'ProcBenchEvalConfig', 'answer_instruction',
-           'render_answer', 'simulate_response', 'register_cli']
+           'empty_prediction', 'ProcBenchDataConfig', 'generate_dataset', 'generate_item', 'save_dataset',
+           'load_dataset', 'load_release', 'make_prompt', 'ProcBenchBenchmark', 'ProcBenchEvalConfig',
+           'answer_instruction', 'render_answer', 'simulate_response', 'register_cli']
 
 # %% ../../nbs/29_procbench.ipynb #5eb3da77
 from .tasks import TASKS, Task, ProcBenchError, get_task, solve, length_bin, LENGTHS
 from .sentences import load_sentences, sentence_source
 from .metrics import score, states_equal, compat_equal, aggregate, table2, pml_by_length
 from .parser import parse_answer, empty_prediction
-from .dataset import (ProcBenchConfig, generate_dataset, generate_item, save_dataset, load_dataset,
+from .dataset import (ProcBenchDataConfig, generate_dataset, generate_item, save_dataset, load_dataset,
                                      load_release, make_prompt)
 from .benchmark import (ProcBenchBenchmark, ProcBenchEvalConfig, answer_instruction, render_answer, simulate_response,
                                        register_cli)
 _all_ = ["TASKS", "Task", "ProcBenchError", "get_task", "solve", "length_bin", "LENGTHS", "load_sentences",
          "sentence_source", "score", "states_equal", "compat_equal", "aggregate", "table2", "pml_by_length",
-         "parse_answer", "empty_prediction", "ProcBenchConfig", "generate_dataset", "generate_item", "save_dataset",
+         "parse_answer", "empty_prediction", "ProcBenchDataConfig", "generate_dataset", "generate_item", "save_dataset",
          "load_dataset", "load_release", "make_prompt", "ProcBenchBenchmark", "ProcBenchEvalConfig", "answer_instruction", "render_answer",
          "simulate_response", "register_cli"]

@@ -10,7 +10,7 @@ import pandas as pd
 from .tasks import ProcBenchError, Task, get_task, length_bin
 from .metrics import score as score_states, table2, target_sequence, predicted_sequence
 from .parser import parse_answer
-from .dataset import ProcBenchConfig, generate_dataset, load_dataset, load_release, save_dataset
+from .dataset import ProcBenchDataConfig, generate_dataset, load_dataset, load_release, save_dataset
 from dataclasses import dataclass
 from ..harness.benchmark import Benchmark, DataError, FirstError, ItemLayout, Option, Reading, read_card, stream_seed
 from ..harness.models import SimulatedModel
@@ -67,7 +67,7 @@ class ProcBenchEvalConfig(YamlConfig):
 class ProcBenchBenchmark(Benchmark):
     "ProcBench on the kit's benchmark protocol."
     name, paper, Config, default_voters = "procbench", "ProcBench (Fujisawa et al., 2024)", ProcBenchEvalConfig, 1
-    DataConfig = ProcBenchConfig
+    DataConfig = ProcBenchDataConfig
     metrics = {'pa': 'pa', 'sm': 'sm', 'fm': 'fm', 'pml': 'pml'}
     options = {'compat': Option(False, "table 2 with the reference's loose comparisons (5 == '5') instead of typed ones", bool)}
     citation = ("@article{fujisawa2024procbench,\n  title={ProcBench: Benchmark for Multi-Step Reasoning and Following Procedure},\n"
@@ -169,7 +169,7 @@ def load_procbench_simulated(arg: str = '', **options) -> ProcBenchSimulatedMode
 @patch
 def generate(self: ProcBenchBenchmark, out, config=None, limit=None, seed=None, workers=1, progress=None) -> str:
     "Generate and save a ProcBench data set; a summary to print."
-    cfg = ProcBenchConfig.from_yaml(config) if config else ProcBenchConfig()
+    cfg = ProcBenchDataConfig.from_yaml(config) if config else ProcBenchDataConfig()
     t0 = time.perf_counter()
     items = generate_dataset(cfg, seed=seed, workers=workers, limit=limit)
     cfg.seed = seed if seed is not None else cfg.seed
@@ -198,7 +198,7 @@ def corruptions(self: ProcBenchBenchmark, item: dict) -> list:
 def stream_item(self: ProcBenchBenchmark, index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
     "Item `index` of an endless stream: the tasks in turn, a length of the split drawn per item."
     from l0kit.procbench.dataset import generate_item
-    cfg = config if isinstance(config, ProcBenchConfig) else ProcBenchConfig.from_dict(config or {})
+    cfg = config if isinstance(config, ProcBenchDataConfig) else ProcBenchDataConfig.from_dict(config or {})
     rng, tasks = random.Random(stream_seed(seed, index)), cfg.task_list()
     lengths = [n for n in range(cfg.min_length, cfg.max_length + 1) if split is None or length_bin(n) == split]
     if not lengths: raise ConfigError(f"no ProcBench length in {cfg.min_length}..{cfg.max_length} falls in split {split!r}")

@@ -16,12 +16,12 @@ from .metrics import states_equal
 from ..harness.config import YamlConfig, check_value
 
 # %% auto #0
-__all__ = ['SPLITS', 'ProcBenchConfig', 'make_prompt', 'item_rng', 'generate_item', 'generate_dataset', 'data_card',
-           'save_dataset', 'load_dataset', 'load_release']
+__all__ = ['ProcBenchConfig', 'SPLITS', 'ProcBenchDataConfig', 'make_prompt', 'item_rng', 'generate_item', 'generate_dataset',
+           'data_card', 'save_dataset', 'load_dataset', 'load_release']
 
 # %% ../../nbs/23_procbench_dataset.ipynb #17470887
 @dataclass
-class ProcBenchConfig(YamlConfig):
+class ProcBenchDataConfig(YamlConfig):
     "How a ProcBench data set is generated (the paper's layout by default)."
     seed: int = 0                     # every item is a function of (seed, task, length, example index)
     min_length: int = 2               # shortest problem length N
@@ -30,13 +30,15 @@ class ProcBenchConfig(YamlConfig):
     tasks: list = field(default_factory=list)  # paper names or release ids; empty: all 23
 
     def __post_init__(self):
-        c = lambda n, *a, **k: check_value('ProcBenchConfig', n, getattr(self, n), *a, **k)
+        c = lambda n, *a, **k: check_value('ProcBenchDataConfig', n, getattr(self, n), *a, **k)
         c('seed', int, minimum=0); c('min_length', int, minimum=2); c('max_length', int, minimum=self.min_length)
         c('examples_per_length', int, minimum=1); c('tasks', list)
         for t in self.tasks: get_task(t)  # an unknown task is an error now, not at generation
 
     def task_list(self) -> list[Task]:
         return [get_task(t) for t in self.tasks] if self.tasks else list(TASKS.values())
+
+ProcBenchConfig = ProcBenchDataConfig  # its name in earlier releases, kept for one release
 
 # %% ../../nbs/23_procbench_dataset.ipynb #f2900649
 def make_prompt(task: str | Task, question: str) -> str:
@@ -57,7 +59,7 @@ def generate_item(task: str | Task, n: int, k: int, seed: int = 0, examples_per_
             "prompt": make_prompt(task, ex["question"]), "question": ex["question"], "label": ex["label"]}
 
 # %% ../../nbs/23_procbench_dataset.ipynb #44090ed9
-def _plan(config: ProcBenchConfig, limit: int | None) -> list[tuple[str, int, int]]:
+def _plan(config: ProcBenchDataConfig, limit: int | None) -> list[tuple[str, int, int]]:
     plan = []
     for t in config.task_list():
         keys = [(k, n) for n in range(config.min_length, config.max_length + 1) for k in range(config.examples_per_length)]
@@ -69,14 +71,14 @@ def _generate_chunk(args) -> list[dict]:
     plan, seed, per_length, min_length = args
     return [generate_item(t, n, k, seed, per_length, min_length) for t, n, k in plan]
 
-def generate_dataset(config: ProcBenchConfig | None = None,  # the layout; the paper's by default
+def generate_dataset(config: ProcBenchDataConfig | None = None,  # the layout; the paper's by default
                      seed: int | None = None,  # overrides config.seed
                      workers: int = 1,  # processes to generate with (the result does not depend on it)
                      limit: int | None = None,  # at most this many items per task, spread over the lengths
                     ) -> list[dict]:
     "Generate a ProcBench data set: 5,520 items in the paper's layout."
-    config = config or ProcBenchConfig()
-    if seed is not None: config = ProcBenchConfig(**{**asdict(config), "seed": seed})
+    config = config or ProcBenchDataConfig()
+    if seed is not None: config = ProcBenchDataConfig(**{**asdict(config), "seed": seed})
     if config.min_length < 2 or config.max_length < config.min_length:
         raise ProcBenchError(f"problem lengths must satisfy 2 <= min_length <= max_length, got {config.min_length}..{config.max_length}")
     plan = _plan(config, limit)
@@ -87,13 +89,13 @@ def generate_dataset(config: ProcBenchConfig | None = None,  # the layout; the p
     order = {key: i for i, key in enumerate(plan)}
     return sorted((it for part in parts for it in part), key=lambda it: order[(it["task"], it["n"], _k(it, config))])
 
-def _k(item: dict, config: ProcBenchConfig) -> int:
+def _k(item: dict, config: ProcBenchDataConfig) -> int:
     return int(item["example_name"]) - (item["n"] - config.min_length) * config.examples_per_length
 
 # %% ../../nbs/23_procbench_dataset.ipynb #df15e743
 SPLITS = ("short", "medium", "long")
 
-def data_card(items: list[dict], config: ProcBenchConfig, limit: int | None = None) -> dict:
+def data_card(items: list[dict], config: ProcBenchDataConfig, limit: int | None = None) -> dict:
     "The card of a generated set: what produced it and how many items of each kind it has."
     count = lambda key: {v: sum(it[key] == v for it in items) for v in dict.fromkeys(it[key] for it in items)}
     return {"benchmark": "procbench", "config": asdict(config), "seed": config.seed, "limit": limit,
@@ -101,14 +103,14 @@ def data_card(items: list[dict], config: ProcBenchConfig, limit: int | None = No
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "sentence_source": sentence_source(),
             "counts": {"total": len(items), "split": count("split"), "task": count("task_name")}, "splits": list(count("split"))}
 
-def save_dataset(items: list[dict], out_dir, config: ProcBenchConfig | None = None, limit: int | None = None) -> Path:
+def save_dataset(items: list[dict], out_dir, config: ProcBenchDataConfig | None = None, limit: int | None = None) -> Path:
     "Write items as `{split}.jsonl` files and a `card.json` into `out_dir`."
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     for split in SPLITS:
         with open(out / f"{split}.jsonl", "w") as f:
             for it in items:
                 if it["split"] == split: f.write(json.dumps(it, ensure_ascii=False) + "\n")
-    (out / "card.json").write_text(json.dumps(data_card(items, config or ProcBenchConfig(), limit), indent=2) + "\n")
+    (out / "card.json").write_text(json.dumps(data_card(items, config or ProcBenchDataConfig(), limit), indent=2) + "\n")
     return out
 
 def load_dataset(data_dir, split: str = "all", limit: int | None = None) -> list[dict]:

@@ -8,7 +8,7 @@ import json, re
 from pathlib import Path
 import pandas as pd
 from .stepcount import SEMANTICS_VERSION
-from .data import SXConfig, SUBSET_TITLES, write_dataset
+from .dataset import SXDataConfig, SUBSET_TITLES, write_dataset
 from dataclasses import dataclass
 from fastcore.basics import patch
 from ..harness.benchmark import Benchmark, DataError, FirstError, ItemLayout, Reading, answer_part, stream_seed
@@ -171,7 +171,7 @@ class SXEvalConfig(YamlConfig):
 class SXBenchmark(Benchmark):
     "SX-style step counting: Predict (Yes/No per pair) and Easy/Hard step reasoning."
     name, paper, Config, default_voters = 'sx', 'SX-Bench (2025)', SXEvalConfig, 1
-    tool_name, DataConfig = 'sxbench', SXConfig
+    tool_name, DataConfig = 'sxbench', SXDataConfig
     metrics = {'sample_accuracy': 'correct'}
     citation = ("@article{yan2025stepwisecodex,\n  title={STEPWISE-CODEX-Bench: Evaluating Complex Multi-Function Comprehension and "
                 "Fine-Grained Execution Reasoning},\n  author={Yan, Kaiwen and Chang, Yuhang and Guo, Zirui and Mou, Yaling and Ming, Jiang "
@@ -259,7 +259,7 @@ def response_problem(self: SXBenchmark, item: dict, response: str) -> str | None
 @patch
 def generate(self: SXBenchmark, out, config=None, limit=None, seed=None, workers=1, progress=None) -> str:
     "Generate an SX data set into `out`; table 2 of what was written."
-    cfg = SXConfig.from_yaml(config) if config else SXConfig()
+    cfg = SXDataConfig.from_yaml(config) if config else SXDataConfig()
     if seed is not None: cfg.seed = seed
     for s in cfg.subsets:
         if limit is not None: s.count = min(s.count, limit)
@@ -300,9 +300,9 @@ def corruptions(self: SXBenchmark, item: dict) -> list:
 def stream_item(self: SXBenchmark, index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
     "Item `index` of an endless stream: a new composite program of the split's subset (the subsets in turn when none)."
     import dataclasses
-    from l0kit.sx.data import composition_plan, generate_sample
+    from l0kit.sx.dataset import composition_plan, generate_sample
     from l0kit.harness.sandbox import Sandbox
-    cfg = config if isinstance(config, SXConfig) else SXConfig.from_dict(config or {})
+    cfg = config if isinstance(config, SXDataConfig) else SXDataConfig.from_dict(config or {})
     cfg = dataclasses.replace(cfg, seed=stream_seed(seed, index))
     sub = cfg.subset(split or cfg.subsets[index % len(cfg.subsets)].name)
     if getattr(self, '_sandboxes', None) is None: self._sandboxes = tuple(Sandbox(3.0, 512, hash_seed=h, trusted=True) for h in (0, 1))

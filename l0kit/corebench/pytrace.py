@@ -400,7 +400,7 @@ SANDBOX_FILE = '<program>'   # the file name l0kit.harness.sandbox compiles prog
 
 def _harness_source(func_name: str, args_text: str, source: str, max_steps: int, max_repr: int) -> str:
     "A `harness` that traces the call with this module's code and saves the trace in the worker's directory."
-    own = Path(importlib.util.find_spec('l0kit.core.pytrace').origin).read_text()
+    own = Path(importlib.util.find_spec('l0kit.corebench.pytrace').origin).read_text()
     key = '_l0kit_pytrace_' + hashlib.sha1(own.encode()).hexdigest()[:12]
     job = json.dumps(dict(func_name=func_name, args_text=args_text, source=source, max_steps=max_steps, max_repr=max_repr))
     return f"""import json, sys, types
@@ -439,7 +439,7 @@ def trace_call(source: str,              # the program: one or more functions / 
     return _traced_in(sandbox, source, func_name, args_text, harness, timeout_s)
 
 def _traced_in(sb, source, func_name, args_text, harness, timeout_s) -> Trace:
-    own = Path(importlib.util.find_spec('l0kit.core.pytrace').origin).read_text()
+    own = Path(importlib.util.find_spec('l0kit.corebench.pytrace').origin).read_text()
     key = '_l0kit_pytrace_' + hashlib.sha1(own.encode()).hexdigest()[:12]  # preloaded: each job process skips compiling it
     res = sb.run(source, func_name, args_text='()', harness=harness, timeout_s=timeout_s, preload={key: own})
     if res.ok and isinstance(res.value, dict) and 'file' in res.value:

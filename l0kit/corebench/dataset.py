@@ -16,9 +16,9 @@ from ..harness.config import ConfigError, DataError, YamlConfig, check_value
 
 
 # %% auto #0
-__all__ = ['METHODS', 'PROBLEM_SET', 'CoreConfigError', 'CoreConfig', 'CoreDataError', 'infer_entry_point', 'load_core_io',
-           'load_core_qa', 'load_problem_set', 'validate_problem', 'CoreBuild', 'build_core_set', 'write_core_set',
-           'read_core_items']
+__all__ = ['METHODS', 'CoreConfig', 'PROBLEM_SET', 'CoreConfigError', 'CoreDataConfig', 'CoreDataError', 'infer_entry_point',
+           'load_core_io', 'load_core_qa', 'load_problem_set', 'validate_problem', 'CoreBuild', 'build_core_set',
+           'write_core_set', 'read_core_items']
 
 # %% ../../nbs/42_core_data.ipynb #fca14e03
 class CoreConfigError(ConfigError):
@@ -27,7 +27,7 @@ class CoreConfigError(ConfigError):
 METHODS = ('io', 'cot', 'coc')
 
 @dataclass
-class CoreConfig(YamlConfig):
+class CoreDataConfig(YamlConfig):
     "Settings of building a CoRE-style set (paper defaults); the prompting method is `CoreEvalConfig`'s."
     tau_cc: float = 3.0            # least cyclomatic complexity of a kept implementation
     tau_sim: float = 0.7           # largest 1-gram Jaccard similarity to another kept implementation
@@ -37,12 +37,14 @@ class CoreConfig(YamlConfig):
     seed: int = 0                  # breaks ties when choosing probes
 
     def __post_init__(self):
-        for n, lo, hi in (('tau_cc', 0, None), ('tau_sim', 0, 1)): check_value('CoreConfig', n, getattr(self, n), float, minimum=lo, maximum=hi)
-        for n in ('probes_per_problem', 'max_trace_steps'): check_value('CoreConfig', n, getattr(self, n), int, minimum=1)
-        check_value('CoreConfig', 'seed', self.seed, int, minimum=0)
-        check_value('CoreConfig', 'strict_thresholds', self.strict_thresholds, bool)
+        for n, lo, hi in (('tau_cc', 0, None), ('tau_sim', 0, 1)): check_value('CoreDataConfig', n, getattr(self, n), float, minimum=lo, maximum=hi)
+        for n in ('probes_per_problem', 'max_trace_steps'): check_value('CoreDataConfig', n, getattr(self, n), int, minimum=1)
+        check_value('CoreDataConfig', 'seed', self.seed, int, minimum=0)
+        check_value('CoreDataConfig', 'strict_thresholds', self.strict_thresholds, bool)
 
     def to_dict(self) -> dict: return asdict(self)
+
+CoreConfig = CoreDataConfig  # its name in earlier releases, kept for one release
 
 # %% ../../nbs/42_core_data.ipynb #1425a9c2
 class CoreDataError(DataError):
@@ -184,7 +186,7 @@ def _impl_items(p, kept, tests, outputs, split) -> list[dict]:
                             source_code=impl['code'], input=p['tests'][j], output=outputs[j]))
     return out
 
-def _probe_items(p, kept, tests, cfg: CoreConfig, split, tracer) -> list[dict]:
+def _probe_items(p, kept, tests, cfg: CoreDataConfig, split, tracer) -> list[dict]:
     per_impl = []
     for k in kept:
         impl = p['implementations'][k]
@@ -203,13 +205,13 @@ def _probe_items(p, kept, tests, cfg: CoreConfig, split, tracer) -> list[dict]:
     return items
 
 # %% ../../nbs/42_core_data.ipynb #98270c5c
-def build_core_set(config: CoreConfig | None = None, # thresholds, probes per problem, seed
+def build_core_set(config: CoreDataConfig | None = None, # thresholds, probes per problem, seed
                    problems: list[dict] | None = None, # a problem set (the kit's own by default)
                    split: str = 'test',
                    tracer=trace_in_process            # trusted set: in-process; use `trace_call` for untrusted code
                   ) -> CoreBuild:
     "Validate, filter, reduce tests and write probes: the evaluation items of a CoRE-style set."
-    cfg = config or CoreConfig()
+    cfg = config or CoreDataConfig()
     problems = load_problem_set() if problems is None else problems
     items, per = [], []
     for p in problems:

@@ -18,9 +18,9 @@ from .compose import Composite, GenerationError, KINDS, compose
 from ..harness.config import YamlConfig, check_fields, check_value, safe_name, ConfigError
 
 # %% auto #0
-__all__ = ['CASES_HARNESS', 'TABLE2_COLUMNS', 'SUBSET_TITLES', 'PAPER_TABLE_2', 'run_cases', 'corrupt', 'SubsetConfig',
-           'SXConfig', 'composition_plan', 'generate_sample', 'generate_subset', 'table2', 'step_distribution',
-           'write_dataset']
+__all__ = ['CASES_HARNESS', 'SXConfig', 'TABLE2_COLUMNS', 'SUBSET_TITLES', 'PAPER_TABLE_2', 'run_cases', 'corrupt',
+           'SubsetConfig', 'SXDataConfig', 'composition_plan', 'generate_sample', 'generate_subset', 'table2',
+           'step_distribution', 'write_dataset']
 
 # %% ../../nbs/33_sx_data.ipynb #22f5d9f2
 CASES_HARNESS = '''
@@ -138,7 +138,7 @@ class SubsetConfig:
 
 # %% ../../nbs/33_sx_data.ipynb #393f39ab
 @dataclass
-class SXConfig(YamlConfig):
+class SXDataConfig(YamlConfig):
     "The SX-style data set: seed, subsets and sandbox limits."
     seed: int = 0
     subsets: list = field(default_factory=lambda: [
@@ -153,12 +153,12 @@ class SXConfig(YamlConfig):
     semantics: str = SEMANTICS_VERSION
 
     def __post_init__(self):
-        c = lambda n, *a, **k: check_value('SXConfig', n, getattr(self, n), *a, **k)
+        c = lambda n, *a, **k: check_value('SXDataConfig', n, getattr(self, n), *a, **k)
         c('seed', int, minimum=0); c('timeout_s', float, minimum=0.01); c('memory_mb', int, minimum=64); c('max_attempts', int, minimum=1)
         if not isinstance(self.subsets, list) or not all(isinstance(s, SubsetConfig) for s in self.subsets):
-            raise ConfigError(f"SXConfig.subsets must be a list of subsets, got {self.subsets!r}")
+            raise ConfigError(f"SXDataConfig.subsets must be a list of subsets, got {self.subsets!r}")
         names = [s.name for s in self.subsets]
-        if len(set(names)) < len(names): raise ConfigError(f"SXConfig.subsets names a subset twice: {names}")
+        if len(set(names)) < len(names): raise ConfigError(f"SXDataConfig.subsets names a subset twice: {names}")
 
     def subset(self, name: str) -> SubsetConfig:
         for s in self.subsets:
@@ -167,9 +167,11 @@ class SXConfig(YamlConfig):
 
     def to_dict(self) -> dict: return asdict(self)
 
+SXConfig = SXDataConfig  # its name in earlier releases, kept for one release
+
 # %% ../../nbs/33_sx_data.ipynb #152d861a
 @patch(cls_method=True)
-def from_dict(cls: SXConfig, d: dict) -> SXConfig:
+def from_dict(cls: SXDataConfig, d: dict) -> SXDataConfig:
     "A config from a dict (as written by `to_dict` or read from YAML); unknown keys are an error."
     d = dict(d)
     check_fields(cls, d, 'SX config')
@@ -183,7 +185,7 @@ def from_dict(cls: SXConfig, d: dict) -> SXConfig:
     return cls(**d)
 
 # %% ../../nbs/33_sx_data.ipynb #9f0e21ef
-def composition_plan(cfg: SXConfig, sub: SubsetConfig) -> list[str]:
+def composition_plan(cfg: SXDataConfig, sub: SubsetConfig) -> list[str]:
     "The composition kind of each sample index: the mix scaled to `count`, shuffled reproducibly."
     w = {k: float(sub.composition_mix.get(k, 0)) for k in KINDS}
     if sum(w.values()) <= 0: raise GenerationError(f"subset {sub.name}: composition_mix needs a positive weight")
@@ -204,7 +206,7 @@ def _inputs(comp: Composite, rng: random.Random, n: int, sub: SubsetConfig) -> l
     return out
 
 # %% ../../nbs/33_sx_data.ipynb #1f717086
-def generate_sample(cfg: SXConfig,  # the data set's configuration
+def generate_sample(cfg: SXDataConfig,  # the data set's configuration
                     subset: str,  # which subset
                     index: int,  # sample index within the subset
                     sandboxes: tuple[Sandbox, Sandbox],  # workers with hash seeds 0 and 1
@@ -249,14 +251,14 @@ def _pool_sample(job):
     "Generate one sample in a pool worker, reusing that worker's sandboxes."
     global _SANDBOXES
     cfg_dict, subset, index, kind = job
-    cfg = SXConfig.from_dict(cfg_dict)
+    cfg = SXDataConfig.from_dict(cfg_dict)
     if _SANDBOXES is None:
         import multiprocessing.util
         _SANDBOXES = (Sandbox(cfg.timeout_s, cfg.memory_mb, hash_seed=0, trusted=True), Sandbox(cfg.timeout_s, cfg.memory_mb, hash_seed=1, trusted=True))  # the kit's own composites
         multiprocessing.util.Finalize(None, _close_sandboxes, exitpriority=10)
     return generate_sample(cfg, subset, index, _SANDBOXES, kind)
 
-def generate_subset(cfg: SXConfig,  # the data set's configuration
+def generate_subset(cfg: SXDataConfig,  # the data set's configuration
                     subset: str,  # which subset
                     workers: int = 1,  # worker processes (the result does not depend on it)
                     limit: int | None = None,  # only the first `limit` samples
@@ -302,12 +304,12 @@ def step_distribution(items: list[dict],  # generated SX items
 
 # %% ../../nbs/33_sx_data.ipynb #8eb02c78
 def write_dataset(out_dir,  # directory to write (created if missing)
-                  cfg: SXConfig | None = None,  # configuration (default: the paper's counts)
+                  cfg: SXDataConfig | None = None,  # configuration (default: the paper's counts)
                   workers: int = 1,  # worker processes
                   limit: int | None = None,  # at most this many samples per subset
                  ) -> pd.DataFrame:
     "Generate every subset into `out_dir` (`<split>.jsonl` + `sx_dataset.json`); return its table 2."
-    cfg = cfg or SXConfig()
+    cfg = cfg or SXDataConfig()
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     items, timings = [], {}
     for sub in cfg.subsets:

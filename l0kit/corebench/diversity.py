@@ -109,7 +109,7 @@ def reduce_tests(sources: list[str],     # implementations of one problem
                 ) -> TestReduction:
     "Trace all implementations on all tests and keep a minimal subset with the same coverage."
     if tracer is None:
-        from l0kit.core.pytrace import trace_call as tracer
+        from l0kit.corebench.pytrace import trace_call as tracer
     cov, failures = [set() for _ in tests], []
     for i, (src, fn) in enumerate(zip(sources, func_names)):
         for j, args in enumerate(tests):

@@ -8,7 +8,7 @@ import dataclasses, hashlib, json, random
 from dataclasses import dataclass
 from pathlib import Path
 import pandas as pd
-from .data import (CoreConfig, CoreDataError, build_core_set, write_core_set, read_core_items, load_problem_set,
+from .dataset import (CoreDataConfig, CoreDataError, build_core_set, write_core_set, read_core_items, load_problem_set,
                             load_core_io, load_core_qa)
 from .prompts import output_prompt, probe_prompt, output_correct, probe_correct, parse_assertion, parse_probe_answer, ResponseParseError
 from .probes import DIMENSIONS
@@ -18,7 +18,7 @@ from ..harness.benchmark import Benchmark, FirstError, ItemLayout, Reading, stre
 from ..harness.models import SimulatedModel
 from ..harness.config import YamlConfig, check_value
 from ..harness.prompt import Prompt
-from .data import METHODS
+from .dataset import METHODS
 
 # %% auto #0
 __all__ = ['TABLE1_COLUMNS', 'PAPER_FIGURE5', 'FAMILIES', 'score_response', 'problem_metrics', 'summarize', 'dimension_table',
@@ -186,7 +186,7 @@ class CoreEvalConfig(YamlConfig):
 class CoreBenchmark(Benchmark):
     "CoRE: output prediction across implementations plus intermediate-state probes."
     name, paper, Config, default_voters = 'core', 'CoRE (2025)', CoreEvalConfig, 1
-    tool_name, DataConfig = 'corebench', CoreConfig
+    tool_name, DataConfig = 'corebench', CoreDataConfig
     metrics = {'correct': 'correct'}
     aggregates = {m: ('Table 1', 0, m, 1.0 if m == 'Cons.' else 0.01) for m in ('I', 'I_s', 'W', 'W_s', 'RCS', 'Cons.')}
     citation = ("@article{gao2025core,\n  title={CoRE: A Fine-Grained Code Reasoning Benchmark Beyond Output Prediction},\n  author={Gao, Jun "
@@ -195,7 +195,7 @@ class CoreBenchmark(Benchmark):
 
     def load(self, data_dir=None, split: str = 'test', limit: int | None = None) -> list[dict]:
         "Items of a built set, of the published files, or (no directory) of the kit's own set built now."
-        if data_dir is None: items = build_core_set(CoreConfig(), split=split).items
+        if data_dir is None: items = build_core_set(CoreDataConfig(), split=split).items
         elif (Path(data_dir) / 'core_io.json').exists() and (Path(data_dir) / 'core_qa.json').exists():
             items = items_from_published(load_core_io(Path(data_dir) / 'core_io.json'),
                                          load_core_qa(Path(data_dir) / 'core_qa.json'), split)
@@ -313,7 +313,7 @@ def figures(self: CoreBenchmark, scores: pd.DataFrame, label: str = 'model') -> 
 @patch
 def generate(self: CoreBenchmark, out, config=None, limit=None, seed=None, workers=1, progress=None) -> str:
     "Build the CoRE-style set into `out`; a summary to print."
-    cfg = CoreConfig.from_yaml(config) if config else CoreConfig()
+    cfg = CoreDataConfig.from_yaml(config) if config else CoreDataConfig()
     if seed is not None: cfg.seed = seed
     problems = load_problem_set()
     build = build_core_set(cfg, problems[:limit] if limit else problems)
@@ -337,9 +337,9 @@ def corruptions(self: CoreBenchmark, item: dict) -> list:
 @patch
 def stream_item(self: CoreBenchmark, index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
     "Item `index` of an endless stream: the built set's items, reshuffled every pass."
-    key = json.dumps(dataclasses.asdict(config) if isinstance(config, CoreConfig) else config or {}, sort_keys=True, default=str)
+    key = json.dumps(dataclasses.asdict(config) if isinstance(config, CoreDataConfig) else config or {}, sort_keys=True, default=str)
     cache = self.__dict__.setdefault('_stream_pool', {})
-    if key not in cache: cache[key] = build_core_set(config if isinstance(config, CoreConfig) else CoreConfig.from_dict(config or {})).items
+    if key not in cache: cache[key] = build_core_set(config if isinstance(config, CoreDataConfig) else CoreDataConfig.from_dict(config or {})).items
     pool = cache[key]
     order = list(range(len(pool)))
     random.Random(stream_seed(seed, index // len(pool))).shuffle(order)
