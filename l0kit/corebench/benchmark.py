@@ -185,7 +185,7 @@ class CoreEvalConfig(YamlConfig):
 # %% ../../nbs/44_core_benchmark.ipynb #49b95cd4
 class CoreBenchmark(Benchmark):
     "CoRE: output prediction across implementations plus intermediate-state probes."
-    name, paper, Config, default_voters = 'core', 'CoRE (2025)', CoreEvalConfig, 1
+    name, paper, Config, default_voters = 'core', 'CoRE (2025)', CoreEvalConfig, 3  # the paper: three runs, averaged
     tool_name, DataConfig = 'corebench', CoreDataConfig
     metrics = {'correct': 'correct'}
     aggregates = {m: ('Table 1', 0, m, 1.0 if m == 'Cons.' else 0.01) for m in ('I', 'I_s', 'W', 'W_s', 'RCS', 'Cons.')}

@@ -55,7 +55,7 @@ def add_eval_arguments(p: argparse.ArgumentParser):
     p.add_argument('--shard', default=None, help='K/N: evaluate only the K-th of N disjoint parts of the (item, voter) pairs')
     p.add_argument('--config', default=None, help='YAML file: `run:` and `benchmark:` sections, or a flat mapping')
     p.add_argument('--set', action='append', metavar='KEY=VALUE', help='a benchmark setting (repeatable), e.g. --set answer_format=json')
-    p.add_argument('--voters', type=int, help="attempts per item (default: the benchmark's: 31 for l0, 1 for the others)")
+    p.add_argument('--voters', type=int, help="attempts per item (default: the benchmark's protocol: 31 for l0, 3 runs for core, 1 for procbench and sx)")
     p.add_argument('--seed', type=int, help='seed of demonstration draws and sampling')
     p.add_argument('--reasoning', action='store_true', default=None, help='a reasoning model: temperature 0.6, budget x20')
     p.add_argument('--temperature', type=float, help='override the decoding temperature')
