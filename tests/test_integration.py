@@ -138,7 +138,7 @@ def test_every_benchmark_through_the_cli_with_its_simulated_model(tmp_path, benc
     assert '[simulated model]' in out
     meta = json.loads((tmp_path / 'run' / 'run.json').read_text())
     assert meta['simulated'] is True and meta['format'] == 2
-    assert meta['run_config']['voters'] == (31 if bench == 'l0' else 1)   # each paper's default
+    assert meta['run_config']['voters'] == {'l0': 31, 'core': 3}.get(bench, 1)   # each paper's default: CoRE's three runs
     assert 'SIMULATED' in cli('report', tmp_path / 'run')
     assert json.loads(cli('report', tmp_path / 'run', '--json'))['reports'][0]['simulated'] is True
 
