@@ -37,7 +37,7 @@ def cmd_generate(args) -> int:
 
 # %% ../../nbs/09_cli.ipynb #8d8d94e6
 COMMANDS = ['l0kit.harness.eval_cli', 'l0kit.harness.report_cli', 'l0kit.l0.cli', 'l0kit.procbench.benchmark', 'l0kit.bridges.hf',
-            'l0kit.harness.viewer']
+            'l0kit.harness.viewer', 'l0kit.train']
 
 def build_parser() -> argparse.ArgumentParser:
     "The `l0kit` argument parser with every subcommand."
@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument('--seed', type=int, help="generation seed (default: the config's, 0)")
     g.add_argument('--limit', type=int, help='programs per split (l0), items per task (procbench), samples per subset (sx), problems (core)')
     g.add_argument('--workers', type=int, default=1, help='processes (the data set does not depend on it)')
-    g.add_argument('--preset', help='l0: base | small (ignored with --config)')
+    g.add_argument('--preset', help='l0: base | small | ladder (ignored with --config)')
     g.add_argument('--show', action='store_true', help='l0: print one rendered example')
     g.add_argument('--quiet', action='store_true', help='no progress bar')
     g.set_defaults(func=cmd_generate)
