@@ -18,7 +18,7 @@ from .l0.prompts import l0_prompt_text, PROMPT_SETUPS
 __all__ = ['ORGANISM_GEN', 'SPECIALS', 'PIECE', 'CHAT_TEMPLATE', 'TRAIN_PRESETS', 'organism_gen', 'trace_alphabet',
            'make_tokenizer', 'TrainConfig', 'get_train_preset', 'training_examples', 'prompt_of', 'encode_example',
            'collate', 'make_model', 'n_params', 'lr_at', 'organisms_dir', 'default_out', 'machine', 'model_card',
-           'save_organism', 'load_card', 'train', 'train_command', 'register_cli']
+           'save_organism', 'load_card', 'train', 'checkpoint_path', 'train_command', 'register_cli']
 
 # %% ../nbs/70_train.ipynb #3119c963
 from .l0.dataset import LADDER_GEN
@@ -242,7 +242,9 @@ def load_card(path) -> dict:
     return json.loads(p.read_text())
 
 # %% ../nbs/70_train.ipynb #e0642b13
-def train(cfg: TrainConfig, out=None, progress: bool = True, force: bool = False, log_every: int = 10) -> dict:
+def train(cfg: TrainConfig, out=None, progress: bool = True, force: bool = False, log_every: int = 10,
+          checkpoint_every: int = 0,  # also save a loadable `OUT.checkpoint` folder every this many steps (0: never); removed at the end
+         ) -> dict:
     "Train an organism from scratch on the kit's traces and save it (model, tokenizer, card) in `out`; the card."
     import torch
     out = Path(out).expanduser() if out else default_out(cfg)
@@ -250,12 +252,24 @@ def train(cfg: TrainConfig, out=None, progress: bool = True, force: bool = False
         raise ConfigError(f"{out} already holds a trained model; pass --force to replace it, or another --out")
     threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     torch.set_num_threads(cfg.threads); torch.use_deterministic_algorithms(True)
-    try: model, tok, card = _train_loop(cfg, out, progress, log_every)
+    try: model, tok, card = _train_loop(cfg, out, progress, log_every, checkpoint_every)
     finally: torch.set_num_threads(threads); torch.use_deterministic_algorithms(deterministic)
     save_organism(model, tok, card, out)
+    shutil.rmtree(checkpoint_path(out), ignore_errors=True)
     return card | {'path': str(out)}
 
-def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int):
+def checkpoint_path(out: Path) -> Path: return out.with_name(out.name + '.checkpoint')
+
+def _card(cfg, model, step, programs, tokens, answer_tokens, steps_seen, losses, curve, seconds) -> dict:
+    "The training card after `step` steps (a checkpoint's when `step < cfg.steps`)."
+    part = f" (checkpoint: step {step} of {cfg.steps})" if step < cfg.steps else ''
+    return {'description': f"a {n_params(model):,}-parameter model trained by the kit on its own traces{part}",
+            'name': f"organism-{cfg.name}-s{cfg.seed}", 'config': cfg.to_dict(), 'parameters': n_params(model),
+            'steps': step, 'programs': programs, 'tokens': tokens, 'trace_tokens': answer_tokens,
+            'mean_target_steps': round(sum(steps_seen) / len(steps_seen), 2), 'final_loss': round(sum(losses[-20:]) / len(losses[-20:]), 4),
+            'loss_curve': curve, 'seconds': round(seconds, 1), 'tokens_per_second': round(tokens / seconds, 1), 'machine': machine()}
+
+def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, checkpoint_every: int = 0):
     "The optimisation: the model, its tokenizer and the card."
     import torch
     tok = make_tokenizer(max(64, cfg.gen.max_code_lines))
@@ -284,15 +298,11 @@ def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int):
         if step % log_every == 0 or step == cfg.steps - 1:
             curve.append([step, round(sum(losses[-log_every:]) / len(losses[-log_every:]), 4)])
             bar.set_postfix(loss=f"{curve[-1][1]:.3f}", tok_s=f"{tokens / (time.perf_counter() - t0):.0f}", refresh=False)
-    seconds = time.perf_counter() - t0
+        if checkpoint_every and (step + 1) % checkpoint_every == 0 and step + 1 < cfg.steps:  # saving draws no random numbers
+            save_organism(model, tok, _card(cfg, model, step + 1, programs, tokens, answer_tokens, steps_seen, losses, curve,
+                                            time.perf_counter() - t0), checkpoint_path(out))
     bar.close()
-    card = {'description': f"a {n_params(model):,}-parameter model trained by the kit on its own traces",
-            'name': f"organism-{cfg.name}-s{cfg.seed}", 'config': cfg.to_dict(), 'parameters': n_params(model),
-            'steps': cfg.steps, 'programs': programs, 'tokens': tokens, 'trace_tokens': answer_tokens,
-            'mean_target_steps': round(sum(steps_seen) / len(steps_seen), 2), 'final_loss': round(sum(losses[-20:]) / len(losses[-20:]), 4),
-            'loss_curve': curve, 'seconds': round(seconds, 1), 'tokens_per_second': round(tokens / seconds, 1),
-            'machine': machine()}
-    return model, tok, card
+    return model, tok, _card(cfg, model, cfg.steps, programs, tokens, answer_tokens, steps_seen, losses, curve, time.perf_counter() - t0)
 
 # %% ../nbs/70_train.ipynb #2a5e3240
 def train_command(args) -> int:
@@ -300,7 +310,7 @@ def train_command(args) -> int:
     cfg = TrainConfig.from_yaml(args.config) if args.config else get_train_preset(args.preset)
     over = {k: getattr(args, k) for k in ('seed', 'steps') if getattr(args, k) is not None}
     if over: cfg = TrainConfig.from_dict({**cfg.to_dict(), **over})
-    card = train(cfg, args.out, progress=not args.quiet, force=args.force)
+    card = train(cfg, args.out, progress=not args.quiet, force=args.force, checkpoint_every=args.checkpoint_every)
     print(f"{card['description']} ({card['name']}): {card['steps']} steps, {card['tokens']:,} tokens, final loss {card['final_loss']}, "
           f"{card['seconds']} s ({card['tokens_per_second']:,.0f} tokens/s)\nsaved to {card['path']}; evaluate it with "
           f"`l0kit eval --model hf:{card['path']} --shots 0 --voters 1 --data DATA --split SPLIT --out RUN`")
@@ -315,5 +325,6 @@ def register_cli(subparsers):
     p.add_argument('--steps', type=int, help='override the optimiser steps')
     p.add_argument('--out', help='output folder (default: $L0KIT_ORGANISMS or ~/.cache/l0kit/organisms/organism-PRESET-sSEED)')
     p.add_argument('--force', action='store_true', help='replace a model already in --out')
+    p.add_argument('--checkpoint-every', type=int, default=0, metavar='N', help='save a loadable OUT.checkpoint folder every N steps (removed at the end)')
     p.add_argument('--quiet', action='store_true', help='no progress bar')
     p.set_defaults(func=train_command)
