@@ -18,7 +18,8 @@ from .l0.prompts import l0_prompt_text, PROMPT_SETUPS
 __all__ = ['ORGANISM_GEN', 'SPECIALS', 'PIECE', 'CHAT_TEMPLATE', 'TRAIN_PRESETS', 'organism_gen', 'trace_alphabet',
            'make_tokenizer', 'TrainConfig', 'get_train_preset', 'training_examples', 'prompt_of', 'encode_example',
            'collate', 'make_model', 'n_params', 'lr_at', 'organisms_dir', 'default_out', 'machine', 'model_card',
-           'save_organism', 'load_card', 'train', 'checkpoint_path', 'train_command', 'register_cli']
+           'save_organism', 'load_card', 'train', 'checkpoint_path', 'train_command', 'register_cli', 'organism_rows',
+           'mean_reward', 'grpo_organism']
 
 # %% ../nbs/70_train.ipynb #3119c963
 from .l0.dataset import LADDER_GEN
@@ -328,3 +329,47 @@ def register_cli(subparsers):
     p.add_argument('--checkpoint-every', type=int, default=0, metavar='N', help='save a loadable OUT.checkpoint folder every N steps (removed at the end)')
     p.add_argument('--quiet', action='store_true', help='no progress bar')
     p.set_defaults(func=train_command)
+
+# %% ../nbs/70_train.ipynb #4442e44d
+def organism_rows(items: list, setup: str = 'default') -> list[dict]:
+    "The kit's RL rows (`rl_rows`) of L0 items, with the zero-shot prompt the organism reads."
+    from l0kit.bridges.rl import rl_rows
+    from l0kit.harness.benchmark import get_benchmark
+    return rl_rows(get_benchmark('l0', {'shots': 0, 'setup': setup}), [{'demonstrations': [], **it} for it in items])
+
+def mean_reward(model_dir, rows: list, mode: str = 'partial', threads: int = 2) -> float:
+    "The mean reward (`reward_function(mode)`) of the model's greedy answers to RL rows, through the `hf:` backend."
+    from l0kit.bridges.rl import reward_function
+    from l0kit.harness.models import load_model
+    from l0kit.harness.prompt import Prompt
+    reward = reward_function(mode)
+    with load_model(f"hf:{model_dir},threads={threads}") as m:
+        outs = m.generate([Prompt(r['prompt'], max_new_tokens=len(json.loads(r['extra_info']['item'])['target']) * 12 + 40) for r in rows])
+    texts = [o[0].text for o in outs]
+    return sum(reward(texts, [r['data_source'] for r in rows], [r['reward_model'] for r in rows], [r['extra_info'] for r in rows])) / len(rows)
+
+def grpo_organism(model_dir, rows: list, out, steps: int = 10, generations: int = 8, batch: int = 8, lr: float = 1e-5,
+                  max_completion_length: int = 256, seed: int = 0, threads: int = 2) -> Path:
+    "A few GRPO steps of TRL on an organism with the kit's partial-credit reward; the tuned model saved to `out`."
+    import datasets, torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+    from l0kit.bridges.rl import reward_function
+    torch.set_num_threads(threads)
+    out = Path(out)
+    args = GRPOConfig(output_dir=str(out / 'trainer'), max_steps=steps, per_device_train_batch_size=batch, num_generations=generations,
+                      max_completion_length=max_completion_length, learning_rate=lr, report_to='none', use_cpu=True, logging_steps=1,
+                      save_strategy='no', seed=seed, beta=0.0, temperature=1.0)
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    tr = GRPOTrainer(model=AutoModelForCausalLM.from_pretrained(model_dir), processing_class=tok,
+                     reward_funcs=[reward_function('partial')], args=args, train_dataset=datasets.Dataset.from_list(rows))
+    tr.train()
+    tr.model.save_pretrained(out); tok.save_pretrained(out)
+    card = load_card(model_dir)
+    card['grpo'] = {'steps': steps, 'generations': generations, 'batch': batch, 'lr': lr, 'rows': len(rows),
+                    'log': [{k: v for k, v in h.items() if 'reward' in k or k == 'step'} for h in tr.state.log_history]}
+    card['description'] += f", then {steps} GRPO steps with the kit's partial-credit reward"
+    (out / 'train_card.json').write_text(json.dumps(card, indent=1) + '\n')
+    (out / 'README.md').write_text(model_card(card))
+    shutil.rmtree(out / 'trainer', ignore_errors=True)
+    return out
