@@ -231,6 +231,7 @@ def save_organism(model, tok, card: dict, out: Path):
         model.save_pretrained(tmp); tok.save_pretrained(tmp)
         (tmp / 'train_card.json').write_text(json.dumps(card, indent=1) + '\n')
         (tmp / 'README.md').write_text(model_card(card))
+        tmp.chmod(0o755)  # mkdtemp makes it private; a saved model is readable like any other folder
         if out.exists(): shutil.rmtree(out)
         tmp.rename(out)
     except BaseException:
@@ -310,6 +311,7 @@ def train_command(args) -> int:
     "Run `l0kit train`."
     cfg = TrainConfig.from_yaml(args.config) if args.config else get_train_preset(args.preset)
     over = {k: getattr(args, k) for k in ('seed', 'steps') if getattr(args, k) is not None}
+    if 'steps' in over: over['name'] = f"{cfg.name}-{over['steps']}steps"  # not the preset any more: not its folder either
     if over: cfg = TrainConfig.from_dict({**cfg.to_dict(), **over})
     card = train(cfg, args.out, progress=not args.quiet, force=args.force, checkpoint_every=args.checkpoint_every)
     print(f"{card['description']} ({card['name']}): {card['steps']} steps, {card['tokens']:,} tokens, final loss {card['final_loss']}, "
