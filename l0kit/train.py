@@ -4,7 +4,7 @@
 
 # %% ../nbs/70_train.ipynb #99af8c6f
 from __future__ import annotations
-import dataclasses, json, math, os, platform, random, re, shutil, sys, tempfile, time
+import dataclasses, json, math, os, platform, re, shutil, sys, tempfile, time
 from dataclasses import dataclass, field
 from pathlib import Path
 import l0kit

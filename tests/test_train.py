@@ -2,7 +2,6 @@
 from (config, seed); the saved folder loads through the `hf:` backend; `l0kit eval` runs on it on a ladder split through
 the command line; the ladder preset has growing step ranges. Accuracy goals are measured by commands, not asserted here."""
 import json, os, subprocess, sys
-from pathlib import Path
 import pytest
 
 pytest.importorskip('transformers')
