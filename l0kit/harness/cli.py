@@ -37,7 +37,7 @@ def cmd_generate(args) -> int:
     return 0
 
 # %% ../../nbs/09_cli.ipynb #8d8d94e6
-COMMANDS = ['l0kit.harness.eval_cli', 'l0kit.harness.report_cli', 'l0kit.bridges.export_cli', 'l0kit.harness.viewer']
+COMMANDS = ['l0kit.harness.eval_cli', 'l0kit.harness.report_cli', 'l0kit.bridges.export_cli', 'l0kit.harness.viewer', 'l0kit.train']
 RENAMED = {'trace': ('l0', 'trace'), 'import-release': ('l0', 'import-release'), 'procbench-check': ('procbench', 'check')}  # old spelling -> (benchmark, verb), kept for one release
 
 def _benchmark_commands(sub):
@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument('--limit', type=int, help='items per split (l0: programs, procbench: items per task, sx: samples per subset, core: problems)')
     g.add_argument('--workers', type=int, default=1, help='processes (the data set does not depend on it)')
     g.add_argument('--set', action='append', metavar='KEY=VALUE', help="an option of the benchmark's generator (repeatable), e.g. --set preset=base for l0")
-    g.add_argument('--preset', help="shortcut for --set preset=NAME (l0: base | small | ...)")
+    g.add_argument('--preset', help="shortcut for --set preset=NAME (l0: base | small | ladder | ...)")
     g.add_argument('--show', action='store_true', help='shortcut for --set show=true: print one rendered example')
     g.add_argument('--quiet', action='store_true', help='no progress bar')
     g.set_defaults(func=cmd_generate)

@@ -15,7 +15,7 @@ from .tracer import trace_program, TraceError
 from .check import check_program, check_items, ProgramRejected, RELEASE_GRAMMAR
 
 # %% auto #0
-__all__ = ['DatasetConfig', 'BASE_SPLITS', 'PRESETS', 'SplitSpec', 'L0DataConfig', 'get_preset', 'make_candidate',
+__all__ = ['L0DataConfig', 'BASE_SPLITS', 'PRESETS', 'LADDER_GEN', 'LADDER_SPLITS', 'SplitSpec', 'get_preset', 'make_candidate',
            'make_demonstrations', 'step_bounds', 'build_dataset', 'step_stats', 'dataset_card', 'DatasetError',
            'save_dataset', 'load_card', 'available_splits', 'load_split', 'load_dataset', 'to_dataframe',
            'grammar_config', 'check_dataset']
@@ -70,7 +70,7 @@ class L0DataConfig(YamlConfig):
         d = self.to_dict(); d['splits'] = [{**s, 'count': count} for s in d['splits']]
         return L0DataConfig.from_dict(d)
 
-DatasetConfig = L0DataConfig  # its name in earlier releases, kept for one release
+L0DataConfig = L0DataConfig  # its name in earlier releases, kept for one release
 
 # %% ../../nbs/13_l0_dataset.ipynb #e2fd880c
 BASE_SPLITS = [SplitSpec('short', 1, 20, 500), SplitSpec('medium', 60, 100, 500),
@@ -80,6 +80,14 @@ PRESETS = {
     'base': lambda: L0DataConfig('base', GenConfig(), BASE_SPLITS),
     'small': lambda: L0DataConfig('small', GenConfig(), [SplitSpec('short', 1, 20, 8), SplitSpec('medium', 60, 100, 4)]),
 }
+
+# the evaluation ladder of the organism `l0kit train` makes (nbs/70_train.ipynb): the programs it is trained on (5-10 lines,
+# short lists, small loops), splits of growing target steps, and the base set's short step range
+LADDER_GEN = dict(min_code_lines=5, max_code_lines=10, min_list_len=2, max_list_len=4, max_while_loop=20, input_ints=(1, 2),
+                  input_lists=(1, 2), input_bools=(1, 1), block_stmts=(1, 4), max_trace_steps=120, num_demonstrations=4)
+LADDER_SPLITS = [SplitSpec('steps_01_04', 1, 4, 100), SplitSpec('steps_05_08', 5, 8, 100), SplitSpec('steps_09_16', 9, 16, 100),
+                 SplitSpec('steps_17_32', 17, 32, 100), SplitSpec('steps_33_64', 33, 64, 100), SplitSpec('short', 1, 20, 100)]
+PRESETS['ladder'] = lambda: L0DataConfig('ladder', GenConfig(**LADDER_GEN), LADDER_SPLITS)
 
 def get_preset(name: str) -> L0DataConfig:
     "A named data set configuration."

@@ -1,0 +1,91 @@
+"""`l0kit train` at test size: the quick preset's data and code with a tiny model and a few steps (IN_TEST), deterministic
+from (config, seed); the saved folder loads through the `hf:` backend; `l0kit eval` runs on it on a ladder split through
+the command line; the ladder preset has growing step ranges. Accuracy goals are measured by commands, not asserted here."""
+import json, os, subprocess, sys
+import pytest
+
+pytest.importorskip('transformers')
+from l0kit.l0.dataset import get_preset
+from l0kit.train import get_train_preset, train, load_card, prompt_of, make_tokenizer, encode_example, training_examples
+
+def l0kit_cli(*args, env=None):
+    return subprocess.run([sys.executable, '-c', 'import sys; from l0kit.harness.cli import main; sys.exit(main())', *args],
+                          capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=600)
+
+@pytest.fixture(scope='module')
+def organism(tmp_path_factory):
+    "The quick preset at test size, trained once through the CLI (IN_TEST shrinks model and steps)."
+    out = tmp_path_factory.mktemp('org') / 'quick'
+    r = l0kit_cli('train', '--preset', 'quick', '--out', str(out), '--quiet', env={'IN_TEST': '1'})
+    assert r.returncode == 0, r.stderr
+    assert 'trained by the kit on its own traces' in r.stdout
+    return out
+
+def test_quick_preset_is_shrunk_only_under_in_test(monkeypatch):
+    monkeypatch.delenv('IN_TEST', raising=False)
+    real = get_train_preset('quick')
+    monkeypatch.setenv('IN_TEST', '1')
+    small = get_train_preset('quick')
+    assert small.gen == real.gen and small.max_target_steps == real.max_target_steps   # the same data
+    assert small.steps < real.steps and small.hidden_size < real.hidden_size and small.name != real.name
+
+def test_training_is_deterministic_from_config_and_seed(organism, tmp_path):
+    import torch
+    from safetensors.torch import load_file
+    cfg = get_train_preset('quick', small=True)
+    again = train(cfg, tmp_path / 'again', progress=False)
+    first = load_card(organism)
+    assert again['loss_curve'] == first['loss_curve'] and again['tokens'] == first['tokens']
+    w1, w2 = load_file(organism / 'model.safetensors'), load_file(tmp_path / 'again' / 'model.safetensors')
+    assert w1.keys() == w2.keys() and all(torch.equal(w1[k], w2[k]) for k in w1)
+    other = train(cfg.__class__.from_dict({**cfg.to_dict(), 'seed': 1}), tmp_path / 'other', progress=False)
+    assert other['loss_curve'] != first['loss_curve']   # the seed matters
+
+def test_card_records_data_steps_tokens_loss_time_machine(organism):
+    card = load_card(organism)
+    assert card['steps'] == get_train_preset('quick', small=True).steps
+    assert card['tokens'] > card['trace_tokens'] > 0 and card['seconds'] > 0 and card['machine']['cores'] >= 1
+    assert card['loss_curve'][-1][1] < card['loss_curve'][0][1]  # a few steps already lower the loss from ln(vocab)
+    readme = (organism / 'README.md').read_text()
+    assert f"a {card['parameters']:,}-parameter model trained by the kit on its own traces" in readme
+
+def test_loss_is_on_the_trace_only():
+    "The labels start where the trace starts: the prompt is what the hf backend renders, so it is not learned."
+    cfg = get_train_preset('quick', small=True)
+    tok = make_tokenizer()
+    item = next(training_examples(cfg))
+    ids, start = encode_example(item, tok)
+    assert tok.decode(ids[:start]).endswith('<|assistant|>\n') and tok.decode(ids[start:]).startswith('L2,')
+
+def test_refuses_to_overwrite_and_says_so_in_one_line(organism):
+    r = l0kit_cli('train', '--preset', 'quick', '--out', str(organism), '--quiet', env={'IN_TEST': '1'})
+    assert r.returncode == 2 and 'already holds a trained model' in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+def test_loads_through_the_hf_backend(organism):
+    from l0kit.harness.models import load_model
+    item = next(training_examples(get_train_preset('quick', small=True)))
+    with load_model(f'hf:{organism},threads=2') as m:
+        assert m.kind == 'chat'
+        out = m.generate([prompt_of(item)])[0][0]
+    assert out.finish_reason in ('stop', 'length') and out.prompt_tokens > 100
+
+def test_ladder_preset_grows_in_steps_and_keeps_the_base_short_range():
+    ladder = get_preset('ladder')
+    rungs = [s for s in ladder.splits if s.name != 'short']
+    assert all(a.max_steps < b.min_steps for a, b in zip(rungs, rungs[1:]))
+    short = next(s for s in ladder.splits if s.name == 'short')
+    base_short = next(s for s in get_preset('base').splits if s.name == 'short')
+    assert (short.min_steps, short.max_steps) == (base_short.min_steps, base_short.max_steps)
+    assert ladder.gen == get_train_preset('quick').gen   # evaluated on the programs it was trained on
+
+def test_eval_on_a_ladder_split_through_the_cli(organism, tmp_path):
+    data = tmp_path / 'ladder'
+    r = l0kit_cli('generate', '--preset', 'ladder', '--limit', '3', '--out', str(data), '--quiet')
+    assert r.returncode == 0, r.stderr
+    r = l0kit_cli('eval', '--model', f'hf:{organism},threads=2', '--data', str(data), '--split', 'steps_01_04', '--set', 'shots=0',
+                  '--voters', '1', '--out', str(tmp_path / 'run'), '--no-progress')
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(l) for l in (tmp_path / 'run' / 'responses.jsonl').read_text().splitlines()]
+    assert len(rows) == 3
+    r = l0kit_cli('report', str(tmp_path / 'run'))
+    assert r.returncode == 0, r.stderr
