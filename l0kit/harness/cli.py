@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse, importlib, sys
 import l0kit
 from .benchmark import benchmark_names, check_options, get_benchmark, parse_set
-from .config import ConfigError, DataError
+from .config import ConfigError, DataError, terminal_safe
 from .models import ModelError
 
 # %% auto #0
@@ -89,4 +89,4 @@ def main(argv=None) -> int:
     except KeyboardInterrupt as e:
         print(f"l0kit {name}: interrupted: {e or 'completed work is kept on disk'}", file=sys.stderr); return 130
     except USER_ERRORS as e:
-        print(f"l0kit {name}: error: {e}", file=sys.stderr); return 2
+        print(f"l0kit {name}: error: {terminal_safe(e)}", file=sys.stderr); return 2  # messages can quote a server or a data set
