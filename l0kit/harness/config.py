@@ -152,8 +152,8 @@ def terminal_safe(text) -> str:
     return _CONTROL.sub(lambda m: m.group().encode('unicode_escape').decode('ascii'), '' if text is None else str(text))
 
 def mathtext_safe(text) -> str:
-    "`text` for a matplotlib title, label or legend: every `$` escaped, so nothing in it is read as maths."
-    return ('' if text is None else str(text)).replace('$', r'\$')
+    "`text` for a matplotlib title, label or legend: control characters as escapes (as `terminal_safe`), every `$` escaped, so nothing is read as maths."
+    return terminal_safe(text).replace('$', r'\$')
 
 # %% ../../nbs/00_config.ipynb #fe07a9bd
 def write_text_safely(path, text: str) -> Path:
