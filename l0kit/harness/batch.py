@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from .models import Completion, GenerationParams, Model, ModelSpecError, parse_model_spec
-from .openai_http import request_body
+from .openai_http import _base_url, request_body
 from .runner import RunConfig, build_prompts, make_record, pending_pairs, voter_seed
 from .runs import RunError, Shard, append_records, run_lock
 from .config import read_lines, shown
@@ -24,6 +24,7 @@ class BatchModel(Model):
         s = parse_model_spec(spec)
         name = s.arg.partition('#')[2] if s.kind == 'openai' else ''
         if not name: raise ModelSpecError(f"a batch file needs a model name: --model openai:URL#MODEL (the URL is not contacted), got {spec!r}")
+        for url in s.arg.partition('#')[0].split('|'): _base_url(url)  # not contacted, but recorded: no credentials, no query
         self.spec, self.name, self.endpoint = spec, name, s.options.get('endpoint', endpoint)
 
     def generate(self, prompts, params=None, seeds=None):

@@ -87,6 +87,6 @@ def main(argv=None) -> int:
     if getattr(args, 'renamed_to', None): print(f"note: `l0kit {args.command}` is now `{args.renamed_to}`; the old spelling goes in the next release", file=sys.stderr)
     try: return args.func(args) or 0
     except KeyboardInterrupt as e:
-        print(f"l0kit {name}: interrupted: {e or 'completed work is kept on disk'}", file=sys.stderr); return 130
+        print(f"l0kit {name}: interrupted: {terminal_safe(e) or 'completed work is kept on disk'}", file=sys.stderr); return getattr(e, 'status', 130)
     except USER_ERRORS as e:
         print(f"l0kit {name}: error: {terminal_safe(e)}", file=sys.stderr); return 2  # messages can quote a server or a data set

@@ -12,6 +12,7 @@ import aiohttp, requests
 from fastcore.basics import patch
 from .models import Model, Completion, GenerationParams, ModelUnavailable, ModelSpecError, prepare, budget, estimate_tokens
 from .prompt import Prompt, render_raw
+from .config import ConfigError, check_value, shown
 
 # %% auto #0
 __all__ = ['RETRY_STATUS', 'RETRY_AFTER_CAP', 'RequestFailed', 'post_with_retries', 'EventLoopThread', 'ServerFailover', 'Server',
@@ -25,10 +26,17 @@ class RequestFailed(Exception):
     def __init__(self, msg, retry=False, wait=None): super().__init__(msg); self.retry, self.wait = retry, wait
 
 def _base_url(url: str) -> str:
+    "A server's base URL (ending in /v1), checked: http(s), a host, no credentials, no query, no spaces or control characters."
     url = url.rstrip('/')
-    u = urlparse(url)
-    if u.scheme not in ('http', 'https') or not u.netloc:
-        raise ModelSpecError(f"{url!r} is not an http(s) URL; write e.g. `openai:http://localhost:8000/v1#MODEL`")
+    try: u = urlparse(url); u.port
+    except ValueError as e: raise ModelSpecError(f"{shown(url)} is not a URL ({e})") from None
+    if u.scheme not in ('http', 'https') or not u.hostname:
+        raise ModelSpecError(f"{shown(url)} is not an http(s) URL; write e.g. `openai:http://localhost:8000/v1#MODEL`")
+    if u.username is not None or u.password is not None:  # the spec is recorded in run.json and would be sent as Basic auth
+        raise ModelSpecError(f"a server URL holds no user name or password (they would be written into the run folder): "
+                             f"give {u.scheme}://{u.hostname}{':' + str(u.port) if u.port else ''}{u.path} and the key in $OPENAI_API_KEY (or api_key_env=NAME)")
+    if u.query or u.params or any(c.isspace() or not c.isprintable() for c in url):
+        raise ModelSpecError(f"{shown(url)}: a server URL is scheme://host[:port]/path, without a ?query, spaces or control characters")
     return url if u.path else url + '/v1'
 
 RETRY_AFTER_CAP = 60.0  # seconds: a server's Retry-After beyond this is not waited for in one go
@@ -145,14 +153,24 @@ def _shut_down(servers: list, holder: list):
     with contextlib.suppress(Exception): loop.run(close_pools())
     loop.close(); holder[0] = None
 
+def _option(name: str, value, kind: type, minimum):
+    "A numeric option of an `openai:` spec: a finite number of `kind`, at least `minimum`, else a `ModelSpecError` naming it."
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError): value = kind(value)
+    if kind is int and isinstance(value, float) and value.is_integer(): value = int(value)
+    try: check_value('openai', name, value, kind, minimum=minimum)
+    except ConfigError as e: raise ModelSpecError(f"model spec option {e}") from None
+    return float(value) if kind is float else value
+
 class OpenAIModel(Model):
     "A model behind one or several OpenAI-compatible servers."
 
     def __init__(self, base_url: str | list, model: str = '', endpoint: str = 'chat', api_key_env: str = 'OPENAI_API_KEY',
                  concurrency: int = 8, timeout: float = 600, max_retries: int = 5, backoff: float = 1.0,
                  server_retries: int = 1, cooldown: float = 60.0):
-        if endpoint not in ('chat', 'completions'): raise ModelSpecError(f"endpoint must be chat or completions, got {endpoint!r}")
-        if concurrency < 1: raise ModelSpecError("concurrency must be at least 1")
+        if endpoint not in ('chat', 'completions'): raise ModelSpecError(f"endpoint must be chat or completions, got {shown(endpoint)}")
+        concurrency, timeout, max_retries = _option('concurrency', concurrency, int, 1), _option('timeout', timeout, float, 0.001), _option('max_retries', max_retries, int, 0)
+        backoff, server_retries, cooldown = _option('backoff', backoff, float, 0), _option('server_retries', server_retries, int, 0), _option('cooldown', cooldown, float, 0)
         urls = [_base_url(u) for u in ([base_url] if isinstance(base_url, str) else base_url)]
         if len(set(urls)) < len(urls): raise ModelSpecError(f"a server is listed twice in {'|'.join(urls)}; raise concurrency= instead")
         self.servers = [Server(u, concurrency) for u in urls]
@@ -356,5 +374,5 @@ def load_openai(arg: str, *,
     "The model of an `openai:URL#MODEL` or `openai:URL1|URL2|...#MODEL` spec."
     urls, _, model = arg.partition('#')
     if not urls: raise ModelSpecError("openai needs a URL: `openai:http://localhost:8000/v1#MODEL`")
-    return OpenAIModel(urls.split('|'), model, endpoint, api_key_env, int(concurrency), float(timeout), int(max_retries), float(backoff),
-                       int(server_retries), float(cooldown))
+    return OpenAIModel(urls.split('|'), model, endpoint, api_key_env, concurrency, timeout, max_retries, backoff,
+                       server_retries, cooldown)  # each option checked by the model: a finite number in range
