@@ -301,3 +301,167 @@ def test_a_report_of_part_of_a_run_says_what_is_missing(tmp_path, l0_data, capsy
     (run / 'responses.jsonl').write_text(''.join(l + '\n' for l in lines if json.loads(l)['id'] in ids[:2]))
     assert main(['report', str(run)]) == 0
     assert '2 of 4 items have no scored response yet: the tables cover the other 2' in capsys.readouterr().out
+
+
+# 3. Links in a run folder are refused, never followed
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize('name', ['.lock', 'responses.jsonl', 'run.json', 'responses.torn'])
+def test_a_link_in_a_run_folder_is_not_followed(tmp_path, l0_data, name, capsys):
+    "A resume of a run folder whose `.lock`, `responses.jsonl`, `run.json` or `responses.torn` is a link: the target is untouched."
+    run = tmp_path / 'run'
+    l0_run(l0_data, run)
+    f = run / 'responses.jsonl'
+    f.write_bytes(f.read_bytes() + b'{"id": "torn')  # a torn last line: a resume sets it aside into responses.torn
+    precious = tmp_path / 'precious.txt'; precious.write_text('keep me\n')
+    if (run / name).exists(): precious.write_bytes((run / name).read_bytes())
+    before = precious.read_bytes()
+    (run / name).unlink(missing_ok=True); (run / name).symlink_to(precious)
+    code = main(['eval', '--data', str(l0_data), '--split', 'short', '--voters', '3', '--model', 'simulated:rate=0.2,seed=1',
+                 '--out', str(run), '--no-progress'])
+    assert code == 2 and 'symbolic link' in capsys.readouterr().err
+    assert precious.read_bytes() == before and (run / name).is_symlink()
+
+
+def test_a_folder_of_responses_without_run_json_is_not_adopted(tmp_path, l0_data, capsys):
+    "Simulated responses whose run.json is gone: a run of another model into that folder is refused, the responses kept."
+    run = tmp_path / 'run'
+    l0_run(l0_data, run)
+    (run / 'run.json').unlink()
+    before = (run / 'responses.jsonl').read_bytes()
+    assert main(['eval', '--data', str(l0_data), '--split', 'short', '--voters', '2', '--model', f'replay:{tmp_path / "run" / "responses.jsonl"}',
+                 '--out', str(run), '--no-progress']) == 2
+    assert 'holds responses but no run.json' in capsys.readouterr().err
+    assert (run / 'responses.jsonl').read_bytes() == before and not (run / 'run.json').exists()
+
+
+# 7. Credentials never reach the disk
+
+@pytest.mark.parametrize('url', ['http://user:s3cret@127.0.0.1:9/v1', 'http://:s3cret@127.0.0.1:9/v1', 'http://127.0.0.1:9/v1?key=s3cret'])
+@pytest.mark.parametrize('batch', [False, True])
+def test_a_server_url_with_credentials_is_refused_before_anything_is_written(tmp_path, l0_data, url, batch, capsys):
+    "`openai:http://user:pass@host/v1#m` (and a ?query): one line that does not repeat the secret, no run folder, no batch file."
+    args = ['eval', '--data', str(l0_data), '--split', 'short', '--voters', '1', '--model', f'openai:{url}#m', '--out', str(tmp_path / 'run'), '--no-progress']
+    assert main(args + (['--export-batch', str(tmp_path / 'batch.jsonl')] if batch else [])) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and ('no user name or password' in err or 'without a ?query' in err)
+    assert 's3cret' not in err or '?key=' in url  # a query is shown so the user sees what to remove; a password is never shown
+    assert not (tmp_path / 'run').exists() and not (tmp_path / 'batch.jsonl').exists()
+
+
+# 9. Options of a model spec and counts are numbers in range before a run folder exists
+
+@pytest.mark.parametrize('option, says', [('timeout=-1', 'openai.timeout must be at least'), ('timeout=nan', 'openai.timeout must be a finite number'),
+                                          ('timeout=inf', 'finite number'), ('max_retries=-1', 'openai.max_retries must be at least 0'),
+                                          ('concurrency=0', 'openai.concurrency must be at least 1'), ('backoff=nan', 'finite number')])
+def test_openai_spec_options_are_checked_first(tmp_path, l0_data, option, says, capsys):
+    "`timeout=-1`, `timeout=nan`, `max_retries=-1` were a TypeError after the run folder existed: now one line before it."
+    assert main(['eval', '--data', str(l0_data), '--split', 'short', '--voters', '1', '--model', f'openai:http://127.0.0.1:9/v1#m,{option}',
+                 '--out', str(tmp_path / 'run'), '--no-progress']) == 2
+    assert says in capsys.readouterr().err and not (tmp_path / 'run').exists()
+
+
+def test_a_billion_voters_is_refused_at_once(tmp_path, l0_data, capsys):
+    "`--voters 1000000000` was a MemoryError traceback after 17 s."
+    t0 = time.perf_counter()
+    assert main(['eval', '--data', str(l0_data), '--split', 'short', '--voters', '1000000000', '--model', 'simulated',
+                 '--out', str(tmp_path / 'run'), '--no-progress']) == 2
+    assert 'RunConfig.voters must be at most 10000' in capsys.readouterr().err
+    assert time.perf_counter() - t0 < 5 and not (tmp_path / 'run').exists()
+
+
+# 10. Every summary counts what is on disk
+
+class Hooked:
+    "The L0 simulated model two prompts at a time, calling `hook(call number)` before each batch."
+    def __new__(cls, hook, delay=0.0):
+        from l0kit.harness.models import Model
+        from l0kit.harness.benchmark import model_for
+        class _M(Model):
+            batch_size, simulated = 2, True
+            def __init__(self):
+                self.inner = model_for('simulated:rate=0.2', get_benchmark('l0')); self.spec, self.name, self.calls = self.inner.spec, 'hooked', 0
+            def generate(self, prompts, params=None, seeds=None):
+                self.calls += 1; hook(self.calls); time.sleep(delay)
+                return self.inner.generate(prompts, params, seeds)
+            def info(self): return self.inner.info()
+        return _M()
+
+
+def test_a_responses_file_removed_during_a_run_is_said(tmp_path, l0_data):
+    "Removed mid-run: a run that goes on does not report responses that are nowhere; one that stops says none are saved there."
+    from l0kit.harness.runs import RunError
+    items = get_benchmark('l0').load(l0_data, 'short')
+    def remove(call):
+        if call == 3: (tmp_path / 'run' / 'responses.jsonl').unlink()
+    with pytest.raises(RunError, match='was removed or replaced during the run: the 8 responses written are not in the run folder'):
+        run_eval(get_benchmark('l0'), Hooked(remove), items, tmp_path / 'run', RunConfig(voters=2), progress=False)
+    def remove_then_stop(call):
+        if call == 2: (tmp_path / 'run2' / 'responses.jsonl').unlink()
+        if call == 3: raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt, match='was removed or replaced during the run: no new response is saved there'):
+        run_eval(get_benchmark('l0'), Hooked(remove_then_stop), items, tmp_path / 'run2', RunConfig(voters=2), progress=False)
+
+
+FULL_DISK = """
+import resource, signal, sys
+from pathlib import Path
+from l0kit.harness.benchmark import get_benchmark
+from l0kit.harness.runner import RunConfig, run_eval
+import tests.test_hostile as t
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, as on a full disk
+data, run = Path(sys.argv[1]), Path(sys.argv[2])
+items = get_benchmark('l0').load(data, 'short')
+def limit(call):
+    if call == 2: resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[3]), int(sys.argv[3])))
+try: run_eval(get_benchmark('l0'), t.Hooked(limit), items, run, RunConfig(voters=3), progress=False)
+except Exception as e: print(e)
+"""
+
+
+def test_a_full_disk_counts_the_lines_on_disk(tmp_path, l0_data):
+    "A write cut by the file-size limit keeps part of a batch: the message counts the complete lines in the file, and a resume completes the run."
+    first = tmp_path / 'probe'
+    run_eval(get_benchmark('l0'), Hooked(lambda c: None), get_benchmark('l0').load(l0_data, 'short')[:1], first, RunConfig(voters=1), progress=False)
+    one = len((first / 'responses.jsonl').read_bytes())  # about one record
+    r = subprocess.run([sys.executable, '-c', FULL_DISK, str(l0_data), str(tmp_path / 'run'), str(int(3.5 * one))], cwd=ROOT,
+                       capture_output=True, text=True, env={**os.environ, 'PYTHONPATH': str(ROOT)})
+    f = tmp_path / 'run' / 'responses.jsonl'
+    lines = f.read_bytes().count(b'\n')  # counted here, independently of the kit
+    assert 'File too large' in r.stdout and f'; {lines} new responses are saved in' in r.stdout, (r.stdout, r.stderr[-2000:])
+    assert 2 <= lines < 12
+    s = run_eval(get_benchmark('l0'), Hooked(lambda c: None), get_benchmark('l0').load(l0_data, 'short'), tmp_path / 'run', RunConfig(voters=3),
+                 progress=False)  # the same run goes on: the torn line set aside, every pair answered once
+    assert s['complete'] == 12 and len(read_records(tmp_path / 'run').records) == 12
+
+
+def load_slow(arg: str = '', **options):
+    "`slow`: the L0 simulated model, 0.2 s per pair of prompts (a model for signal tests, registered by the test itself)."
+    return Hooked(lambda c: None, delay=0.2)
+
+
+SLOW_CLI = """
+import sys
+from l0kit.harness.models import register_model_kind
+from l0kit.harness.cli import main
+register_model_kind('slow', 'tests.test_hostile:load_slow')
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize('sig', [signal.SIGTERM, signal.SIGHUP] if (signal := __import__('signal')) else [])
+def test_sigterm_says_what_is_saved(tmp_path, l0_data, sig):
+    "`kill` of a running `l0kit eval` was silent: now it says how many responses the folder holds, exits 128+signal, and resumes."
+    args = ['eval', '--data', str(l0_data), '--split', 'short', '--voters', '4', '--model', 'slow', '--out', str(tmp_path / 'run'), '--no-progress']
+    p = subprocess.Popen([sys.executable, '-c', SLOW_CLI, *args], cwd=ROOT, env={**os.environ, 'PYTHONPATH': str(ROOT)},
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    f, t0 = tmp_path / 'run' / 'responses.jsonl', time.time()
+    while (not f.exists() or f.read_bytes().count(b'\n') < 4) and time.time() - t0 < 60 and p.poll() is None: time.sleep(0.05)
+    p.send_signal(sig); out, err = p.communicate(timeout=60)
+    lines = f.read_bytes().count(b'\n')
+    assert p.returncode == 128 + sig, err[-2000:]
+    assert f'stopped by {sig.name}' in err and f'{lines} new responses are saved in' in err and 4 <= lines < 16
+    r = subprocess.run([sys.executable, '-c', SLOW_CLI, *args], cwd=ROOT, env={**os.environ, 'PYTHONPATH': str(ROOT)}, capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith('16/16 responses') and f'({16 - lines} new, {lines} already there' in r.stdout

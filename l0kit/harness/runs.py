@@ -230,7 +230,10 @@ class RecordWriter:
         "Write what is queued, stop the writer and close the file."
         if self.fh.closed: return
         with self.cond: self.closing = True; self.cond.notify_all()
-        self.thread.join(); self.fh.close()
+        self.thread.join()
+        try: self.fh.close()
+        except OSError as e:  # what a failed write left in the buffer fails again here (a full disk): the same error, once
+            if self.error is None: self.error = RunError(f"cannot write {self.path} ({e})")
         if self.error is not None: raise self.error
 
     def __enter__(self): return self
