@@ -465,3 +465,13 @@ def test_sigterm_says_what_is_saved(tmp_path, l0_data, sig):
     assert f'stopped by {sig.name}' in err and f'{lines} new responses are saved in' in err and 4 <= lines < 16
     r = subprocess.run([sys.executable, '-c', SLOW_CLI, *args], cwd=ROOT, env={**os.environ, 'PYTHONPATH': str(ROOT)}, capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.startswith('16/16 responses') and f'({16 - lines} new, {lines} already there' in r.stdout
+
+
+def test_a_responses_file_with_an_endless_line_is_refused(tmp_path, l0_data, capsys):
+    "A run folder from elsewhere whose responses.jsonl holds one 20 MiB line: `report` refuses it in one line."
+    run = tmp_path / 'run'
+    l0_run(l0_data, run)
+    with open(run / 'responses.jsonl', 'ab') as f: f.write(b'{"id": "' + b'x' * (20 * 2**20) + b'"}\n')
+    assert main(['report', str(run)]) == 2
+    err = capsys.readouterr().err
+    assert 'is longer than 16,777,216 bytes' in err and len(err) < 500

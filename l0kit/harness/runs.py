@@ -8,7 +8,7 @@ import datetime, errno, fcntl, hashlib, json, os, stat, threading
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 import l0kit
-from .config import ConfigError, DataError, write_text_safely
+from .config import ConfigError, DataError, MAX_LINE_CHARS, write_text_safely
 from .models import parse_model_spec
 
 # %% auto #0
@@ -122,6 +122,8 @@ def scan_lines(run_dir, chunk: int = 1 << 22):
         while block := fh.read(chunk):
             lines = (rest + block).split(b'\n')
             rest = lines.pop()
+            if len(rest) > MAX_LINE_CHARS:  # bounded: a responses file from elsewhere can hold one endless line
+                raise RunError(f"{f}: line {no + len(lines) + 1} is longer than {MAX_LINE_CHARS:,} bytes; no record is that long: the file is not a kit run's")
             for raw in lines:
                 no += 1
                 if raw.strip(): yield no, raw

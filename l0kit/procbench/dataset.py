@@ -148,7 +148,8 @@ def load_release(path,  # the release's JSONL file
                 ) -> tuple[list[dict], dict]:
     "Items of the authors' release, and a report of how the kit's solver agrees with its labels."
     items, report = [], {"items": 0, "agree": 0, "disagree": []}
-    for line_no, line in enumerate(open(path), 1):
+    with open(path, encoding='utf-8') as f: lines = list(read_lines(f, str(path)))  # bounded: a release file from elsewhere
+    for line_no, line in lines:
         if not line.strip(): continue
         row = json.loads(line)
         try: task = get_task(row.get("task_name") or str(row.get("problem_name", "")).split("_")[0])
