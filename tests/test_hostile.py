@@ -475,3 +475,13 @@ def test_a_responses_file_with_an_endless_line_is_refused(tmp_path, l0_data, cap
     assert main(['report', str(run)]) == 2
     err = capsys.readouterr().err
     assert 'is longer than 16,777,216 bytes' in err and len(err) < 500
+
+
+def test_core_family_names_from_data_are_drawn_as_text(tmp_path):
+    "CoRE's figure 5 labels its columns with implementation families read from the problem files: `$` there is text."
+    import pandas as pd
+    import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as plt
+    from l0kit.corebench.benchmark import family_heatmap
+    family_heatmap(pd.DataFrame([[50.0, 70.0]], columns=['$\\frac{x$', 'iterative'], index=['$m'])).savefig(tmp_path / 'f.png')
+    plt.close('all')
+    assert (tmp_path / 'f.png').stat().st_size > 1000

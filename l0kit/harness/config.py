@@ -153,7 +153,7 @@ def terminal_safe(text) -> str:
 
 def mathtext_safe(text) -> str:
     "`text` for a matplotlib title, label or legend: control characters as escapes (as `terminal_safe`), every `$` escaped, so nothing is read as maths."
-    return terminal_safe(text).replace('$', r'\$')
+    return re.sub(r'(?<!\\)\$', r'\\$', terminal_safe(text))  # a `$` escaped once: escaping twice changes nothing
 
 # %% ../../nbs/00_config.ipynb #fe07a9bd
 def write_text_safely(path, text: str) -> Path:
