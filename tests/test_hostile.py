@@ -485,3 +485,28 @@ def test_core_family_names_from_data_are_drawn_as_text(tmp_path):
     family_heatmap(pd.DataFrame([[50.0, 70.0]], columns=['$\\frac{x$', 'iterative'], index=['$m'])).savefig(tmp_path / 'f.png')
     plt.close('all')
     assert (tmp_path / 'f.png').stat().st_size > 1000
+
+
+def test_a_servers_error_text_reaches_the_terminal_escaped(tmp_path, l0_data):
+    "A server that answers every request with HTTP 400 and ESC/BEL bytes in its body: `eval`'s summary shows them as escapes."
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    class Rude(BaseHTTPRequestHandler):
+        def log_message(self, *a): pass
+        def _send(self, code, data: bytes):
+            self.send_response(code); self.send_header('Content-Type', 'application/json'); self.send_header('Content-Length', str(len(data)))
+            self.end_headers(); self.wfile.write(data)
+        def do_GET(self): self._send(200, json.dumps({'data': [{'id': 'm'}]}).encode())
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get('Content-Length', 0)))
+            self._send(404 if 'tokenize' in self.path else 400, b'{"error": "no \x1b]0;owned\x07\x1b[2J\r way"}')
+    srv = ThreadingHTTPServer(('127.0.0.1', 0), Rude)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        r = subprocess.run([sys.executable, '-c', 'import sys; from l0kit.harness.cli import main; sys.exit(main())', 'eval', '--data', str(l0_data),
+                            '--split', 'short', '--voters', '1', '--model', f'openai:http://127.0.0.1:{srv.server_port}/v1#m,max_retries=0',
+                            '--out', str(tmp_path / 'run'), '--no-progress'], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    finally: srv.shutdown()
+    out = r.stdout + r.stderr
+    assert r.returncode == 1 and 'requests failed, e.g. HTTP 400' in r.stderr, out[-2000:]
+    assert [c for c in CONTROL if c in out] == [] and '\\x1b]0;owned\\x07' in r.stderr

@@ -12,7 +12,7 @@ import aiohttp, requests
 from fastcore.basics import patch
 from .models import Model, Completion, GenerationParams, ModelUnavailable, ModelSpecError, prepare, budget, estimate_tokens
 from .prompt import Prompt, render_raw
-from .config import ConfigError, check_value, shown
+from .config import ConfigError, check_value, shown, terminal_safe
 
 # %% auto #0
 __all__ = ['RETRY_STATUS', 'RETRY_AFTER_CAP', 'RequestFailed', 'post_with_retries', 'EventLoopThread', 'ServerFailover', 'Server',
@@ -207,7 +207,7 @@ class OpenAIModel(Model):
             try: found += self._models(s, api_key_env)
             except ModelUnavailable as e:
                 errors.append(str(e)); s.last_error, s.down_until = str(e), time.monotonic() + self.cooldown
-                warnings.warn(f"server {s.url} does not answer; the other servers take its requests ({e})", ServerFailover)
+                warnings.warn(terminal_safe(f"server {s.url} does not answer; the other servers take its requests ({e})"), ServerFailover)
         if len(errors) == len(self.servers): raise ModelUnavailable(f"none of the servers answers: {'; '.join(errors)}")
         if not (model or found): raise ModelUnavailable("no server lists a model; name one with `#MODEL`")
         return model or found[0]
@@ -310,7 +310,7 @@ async def _dispatch(self: OpenAIModel, jobs, params: GenerationParams, deliver, 
             try: out, err = await self._one(s, job[1], params, job[2])
             finally: st['inflight'] -= 1
             if err is not None and err.retry and any(o.up() for o in self.servers if o is not s):
-                if s.up(): warnings.warn(f"server {s.url} failed ({err}); its requests go to the other servers for {self.cooldown:g} s", ServerFailover)
+                if s.up(): warnings.warn(terminal_safe(f"server {s.url} failed ({err}); its requests go to the other servers for {self.cooldown:g} s"), ServerFailover)  # a server's words
                 s.handed_off, s.last_error, s.down_until = s.handed_off + 1, str(err), time.monotonic() + self.cooldown
                 back.appendleft(job); wake.set(); continue
             if err is not None: s.last_error = str(err); out = out + [Completion('', finish_reason='error', error=str(err))] * (params.n - len(out))
