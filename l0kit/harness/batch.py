@@ -79,7 +79,7 @@ def _read_lines(batch_file) -> list[tuple[int, dict]]:
     "(line number, object) of every line of a results file; `RunError` at the first line that is not one request's result."
     rows, seen = [], {}
     with open(batch_file, encoding='utf-8') as f:
-        for no, line in read_lines(f, str(batch_file)):
+        for no, line in read_lines(f, str(batch_file), max_total=None):  # a line is bounded; a large run's file may be large
             if not line.strip(): continue
             try: d = json.loads(line)
             except json.JSONDecodeError as e: raise RunError(f"{batch_file} line {no} is not JSON ({e.msg}); nothing was imported") from None
