@@ -510,3 +510,17 @@ def test_a_servers_error_text_reaches_the_terminal_escaped(tmp_path, l0_data):
     out = r.stdout + r.stderr
     assert r.returncode == 1 and 'requests failed, e.g. HTTP 400' in r.stderr, out[-2000:]
     assert [c for c in CONTROL if c in out] == [] and '\\x1b]0;owned\\x07' in r.stderr
+
+
+def test_json_nested_thousands_deep_is_a_bad_line_or_one_error(tmp_path, l0_data, sx_data, capsys):
+    "A record of 100,000 nested brackets in a responses file is one bad line; in an SX data file, a one-line error (no traceback)."
+    run = tmp_path / 'run'
+    l0_run(l0_data, run)
+    with open(run / 'responses.jsonl', 'a') as f: f.write('[' * 100_000 + '\n')
+    assert main(['report', str(run)]) == 0
+    assert read_records(run).bad == [(9, 'JSON nested too deeply')]
+    data = tmp_path / 'sx'; shutil.copytree(sx_data, data)
+    (data / 'easy.jsonl').write_text('[' * 100_000 + '\n')
+    capsys.readouterr()
+    assert main(['eval', '--data', str(data), '--split', 'easy', '--model', 'simulated', '--out', str(tmp_path / 'r'), '--no-progress']) == 2
+    assert 'nested too deeply' in capsys.readouterr().err

@@ -90,3 +90,5 @@ def main(argv=None) -> int:
         print(f"l0kit {name}: interrupted: {terminal_safe(e) or 'completed work is kept on disk'}", file=sys.stderr); return getattr(e, 'status', 130)
     except USER_ERRORS as e:
         print(f"l0kit {name}: error: {terminal_safe(e)}", file=sys.stderr); return 2  # messages can quote a server or a data set
+    except RecursionError:  # JSON or YAML from elsewhere nested thousands deep: an input error, not the kit's
+        print(f"l0kit {name}: error: an input file is nested too deeply to read (a JSON or YAML value inside thousands of brackets)", file=sys.stderr); return 2

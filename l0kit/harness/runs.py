@@ -97,6 +97,7 @@ def _parse_line(raw: bytes) -> Record:
     except UnicodeDecodeError as e: raise RecordError(f"not UTF-8 ({e.reason})") from None
     try: d = json.loads(text)
     except json.JSONDecodeError as e: raise RecordError(f"not JSON ({e.msg})") from None
+    except RecursionError: raise RecordError("JSON nested too deeply") from None
     return record_from_dict(d)
 
 _FLAGS = {'rb': os.O_RDONLY, 'ab': os.O_WRONLY | os.O_CREAT | os.O_APPEND, 'a+b': os.O_RDWR | os.O_CREAT | os.O_APPEND,
