@@ -74,13 +74,16 @@ def test_two_splits_of_one_module_name_do_not_overwrite_each_other(tmp_path, l0_
 @pytest.mark.parametrize('name', [PWN, "kid's", '../../escaped', '/tmp/abs', 'a\nb'])
 def test_a_hostile_split_name_writes_no_code(tmp_path, l0_data, name, capsys):
     "A split name from the card or the command line that is not a plain name: one line, exit 2, no file, nothing run."
-    data = renamed_split(l0_data, tmp_path / 'data', 'short', name) if '/' not in name else l0_data
+    data = renamed_split(l0_data, tmp_path / 'data', 'short', name)  # the card names it (and, for a plain file name, the file)
     out = tmp_path / 'tasks'
     assert main(['export', 'lm-eval', '--data', str(data), '--split', name, '--out', str(out), '--voters', '1']) == 2
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and 'cannot be a file name' in err
     assert not out.exists() and not list(tmp_path.rglob('PWNED')) and not Path('PWNED').exists()
-    assert main(['export', 'hf', '--data', str(data), '--out', str(tmp_path / 'hf')]) == (2 if '/' not in name else 0)
+    for args in (['export', 'hf', '--data', str(data), '--out', str(tmp_path / 'hf')],
+                 ['eval', '--data', str(data), '--split', name, '--model', 'simulated', '--out', str(tmp_path / 'run'), '--no-progress']):
+        assert main(args) == 2 and 'cannot be a file name' in capsys.readouterr().err
+    assert not list((tmp_path / 'hf').rglob('*.parquet')) and not (tmp_path / 'run').exists() and not list(tmp_path.rglob('PWNED'))
 
 
 # 4. Names from a data card stay in the output and data folders
