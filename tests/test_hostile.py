@@ -2,7 +2,7 @@
 Each test hands the kit one hostile input of a class the issue names and checks the harm does not happen: no code from
 a data set runs, no file outside the output folder is written, no answer is rewritten, no link is followed, nothing
 unbounded is built, no control byte reaches the terminal, no non-number reaches a run folder, no count is wrong."""
-import gzip, json, os, shutil, subprocess, sys, time, tracemalloc, zlib
+import gzip, json, os, shutil, signal, subprocess, sys, time, tracemalloc
 from pathlib import Path
 import pytest
 
@@ -377,20 +377,20 @@ def test_a_billion_voters_is_refused_at_once(tmp_path, l0_data, capsys):
 
 # 10. Every summary counts what is on disk
 
-class Hooked:
-    "The L0 simulated model two prompts at a time, calling `hook(call number)` before each batch."
-    def __new__(cls, hook, delay=0.0):
-        from l0kit.harness.models import Model
-        from l0kit.harness.benchmark import model_for
-        class _M(Model):
-            batch_size, simulated = 2, True
-            def __init__(self):
-                self.inner = model_for('simulated:rate=0.2', get_benchmark('l0')); self.spec, self.name, self.calls = self.inner.spec, 'hooked', 0
-            def generate(self, prompts, params=None, seeds=None):
-                self.calls += 1; hook(self.calls); time.sleep(delay)
-                return self.inner.generate(prompts, params, seeds)
-            def info(self): return self.inner.info()
-        return _M()
+from l0kit.harness.models import Model
+from l0kit.harness.benchmark import model_for
+
+
+class Hooked(Model):
+    "The L0 simulated model two prompts at a time, calling `hook(call number)` and waiting `delay` s before each batch."
+    batch_size, simulated = 2, True
+    def __init__(self, hook, delay: float = 0.0):
+        self.inner = model_for('simulated:rate=0.2', get_benchmark('l0'))
+        self.spec, self.name, self.calls, self.hook, self.delay = self.inner.spec, 'hooked', 0, hook, delay
+    def generate(self, prompts, params=None, seeds=None):
+        self.calls += 1; self.hook(self.calls); time.sleep(self.delay)
+        return self.inner.generate(prompts, params, seeds)
+    def info(self): return self.inner.info()
 
 
 def test_a_responses_file_removed_during_a_run_is_said(tmp_path, l0_data):
@@ -454,7 +454,7 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-@pytest.mark.parametrize('sig', [signal.SIGTERM, signal.SIGHUP] if (signal := __import__('signal')) else [])
+@pytest.mark.parametrize('sig', [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_says_what_is_saved(tmp_path, l0_data, sig):
     "`kill` of a running `l0kit eval` was silent: now it says how many responses the folder holds, exits 128+signal, and resumes."
     args = ['eval', '--data', str(l0_data), '--split', 'short', '--voters', '4', '--model', 'slow', '--out', str(tmp_path / 'run'), '--no-progress']
