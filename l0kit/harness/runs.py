@@ -362,7 +362,8 @@ def read_meta(run_dir) -> dict:
     "The run's `run.json`, in the current format."
     f = Path(run_dir) / RUN_FILE
     if not os.path.lexists(f): raise RunError(f"{run_dir} is not a run folder (no {RUN_FILE}); `l0kit eval ... --out {run_dir}` makes one")
-    with open_in_run(f, 'rb') as fh: raw = fh.read()
+    with open_in_run(f, 'rb') as fh: raw = fh.read(MAX_LINE_CHARS + 1)
+    if len(raw) > MAX_LINE_CHARS: raise RunError(f"{f} is longer than {MAX_LINE_CHARS:,} bytes; a run description is a few kilobytes: it is not one")
     try: meta = json.loads(raw.decode('utf-8'))
     except (UnicodeDecodeError, json.JSONDecodeError) as e: raise RunError(f"{f} is not valid JSON ({e})") from None
     if not isinstance(meta, dict): raise RunError(f"{f} does not hold a run description")
