@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import matplotlib
 import l0kit
+from .harness.config import mathtext_safe
 
 # %% auto #0
 __all__ = ['IN_TEST', 'ROOT', 'FIGURES', 'shrink', 'repo_root', 'Workspace', 'workspace', 'save_table', 'nothing_to_draw',
@@ -94,7 +95,7 @@ def figure_title(item: str,  # the paper item, e.g. 'L0-Bench figure 2'
     "A two-line title: the paper item and what it shows, then the model (SIMULATED where it is) and the scale."
     if simulated is None: simulated = model.startswith('simulated')
     if simulated and 'SIMULATED' not in model: model = f"{model} (SIMULATED)"
-    return f"{item}: {what}\n{model}; {scale}"
+    return f"{item}: {what}\n{mathtext_safe(model)}; {scale}"  # a model name is drawn as text, never as maths
 
 # %% ../nbs/19_experiments.ipynb #cc97ae35
 def _data_points(ax) -> np.ndarray:

@@ -5,6 +5,7 @@ trainers, or a Hugging Face dataset folder."""
 
 # %% ../../nbs/69_bridges_export_cli.ipynb #dff9d406
 from __future__ import annotations
+import shlex
 from pathlib import Path
 from ..harness.benchmark import benchmark_of, benchmark_names
 
@@ -37,7 +38,7 @@ def cmd_export(args) -> int:
     if args.target == 'lm-eval':
         from l0kit.bridges.lmeval import export_lmeval
         y = export_lmeval(args.data, args.split, args.out, name, run, settings, args.limit, args.tokenizer)
-        print(f"wrote {y}\nrun it: lm_eval --include_path {Path(args.out)} --tasks {y.stem} --model ... --apply_chat_template"); return 0
+        print(f"wrote {y}\nrun it: lm_eval --include_path {shlex.quote(str(Path(args.out)))} --tasks {shlex.quote(y.stem)} --model ... --apply_chat_template"); return 0
     from l0kit.bridges.rl import export_rl
     print(f"wrote {export_rl(name, args.data, args.split, args.out, args.limit, run.seed, settings)}"); return 0
 

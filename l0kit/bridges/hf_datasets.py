@@ -86,10 +86,10 @@ def export_hf(data, out, benchmark: str | None = None) -> Path:
     import datasets
     bench, out = as_benchmark(benchmark_of(data, benchmark)), Path(out)
     card = bench.card(data)
+    splits = [safe_name(s, 'split') for s in bench.splits(data)]  # names from the card become file names: all checked before any is written
     (out / 'data').mkdir(parents=True, exist_ok=True)
     counts, sizes, as_json, features = {}, {}, set(), None
-    for split in bench.splits(data):
-        safe_name(split, 'split')  # a name from the card becomes a file name: a plain name only
+    for split in splits:
         items = bench.load(data, split)
         if not items: continue
         df, js = item_frame(items)

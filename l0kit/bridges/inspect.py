@@ -9,7 +9,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, GenerateConfig
 from inspect_ai.scorer import Score, Target, mean, score_reducer, scorer, stderr
 from inspect_ai.solver import Generate, TaskState, solver
-from ..harness.config import ConfigError
+from ..harness.config import ConfigError, load_yaml
 from ..harness.prompt import Prompt
 from ..harness.runner import RunConfig, generation_budget
 from ..harness.benchmark import benchmark_of
@@ -102,7 +102,7 @@ def _settings(settings) -> dict:
     for part in str(settings).split(','):
         k, eq, v = part.partition('=')
         if not eq: raise ConfigError(f"settings are key=value pairs separated by commas, got {part!r}")
-        out[k.strip()] = yaml.safe_load(v)
+        out[k.strip()] = load_yaml(v, f'setting {k.strip()}')
     return out
 
 @task(name=kit_task_name('benchmark'))

@@ -178,9 +178,12 @@ def export_lmeval(data, split: str, out, benchmark: str = 'l0', run: RunConfig |
     "Write the lm-eval task `<tool name>_<split>` for a split of a data set into the folder `out`; returns its YAML."
     run, bench = run or RunConfig(), as_benchmark(benchmark, settings)
     voters, counter = run.voters or bench.default_voters, TokenCounter(tokenizer)
-    items = bench.load(data, split, limit)
+    items = bench.load(data, safe_name(split, 'split'), limit)  # checked before any loader sees it
     if not items: raise ConfigError(f"split {split!r} of {data} has no items")
     name, out = f"{bench.label}_{safe_name(split, 'split')}", Path(out)  # a split name becomes file names: a plain name only
+    glue_file = out / f'{python_module(name)}.py'
+    if glue_file.exists() and repr(f'{name}.kit.json') not in glue_file.read_text():  # `easy.v1` and `easy-v1` share a module name
+        raise ConfigError(f"{glue_file} is the glue of another task in {out} (a split whose name differs from {split!r} only in punctuation): export into another folder")
     out.mkdir(parents=True, exist_ok=True)
     docs = lmeval_docs(bench, items, run, voters, counter)
     aggregates = vote_metrics(bench, voters)
@@ -191,7 +194,7 @@ def export_lmeval(data, split: str, out, benchmark: str = 'l0', run: RunConfig |
     (out / f'{name}.docs.jsonl').write_text(''.join(json.dumps(d) + '\n' for d in docs))
     (out / f'{name}.kit.json').write_text(json.dumps(spec, indent=1))
     glue = GLUE.format(spec=f'{name}.kit.json') + ''.join(f"{python_name(m)} = _task.aggregation({m!r})\n" for m in list(bench.metrics) + list(aggregates))
-    (out / f'{python_module(name)}.py').write_text(glue)
+    glue_file.write_text(glue)
     meta = {k: spec[k] for k in ('benchmark', 'settings', 'run_config', 'split', 'data', 'budget_counted_with', 'kit_version')}
     y = out / f'{name}.yaml'
     y.write_text(task_yaml(name, bench, out / f'{name}.docs.jsonl', run, aggregates, meta, any(d['assistant_prefix'] for d in docs)))

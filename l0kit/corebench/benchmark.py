@@ -16,7 +16,7 @@ from .pytrace import literal_value
 from fastcore.basics import patch
 from ..harness.benchmark import Benchmark, FirstError, ItemLayout, Reading, stream_seed
 from ..harness.models import SimulatedModel
-from ..harness.config import YamlConfig, check_value
+from ..harness.config import YamlConfig, check_value, mathtext_safe
 from ..harness.prompt import Prompt
 from .dataset import METHODS
 
@@ -101,8 +101,8 @@ def family_heatmap(table: pd.DataFrame, # from `family_table`, one row per model
     vals = table.to_numpy(dtype=float)
     fig, ax = plt.subplots(figsize=(1.2 * vals.shape[1] + 3, 0.6 * vals.shape[0] + 2))
     im = ax.imshow(vals, cmap='Blues', vmin=0, vmax=100, aspect='auto')
-    ax.set_xticks(range(vals.shape[1]), [str(c) for c in table.columns])
-    ax.set_yticks(range(vals.shape[0]), [str(i) for i in table.index])
+    ax.set_xticks(range(vals.shape[1]), [mathtext_safe(c) for c in table.columns])  # family and model names are text, never maths
+    ax.set_yticks(range(vals.shape[0]), [mathtext_safe(i) for i in table.index])
     for r in range(vals.shape[0]):
         order = sorted(range(vals.shape[1]), key=lambda c: -vals[r, c] if vals[r, c] == vals[r, c] else float('inf'))
         for c in range(vals.shape[1]):

@@ -12,7 +12,7 @@ import l0kit
 from .pytrace import trace_in_process
 from .diversity import filter_implementations, reduce_tests, jaccard_similarity
 from .probes import candidate_probes, select_probes, normalize_answer_type, DIMENSIONS
-from ..harness.config import ConfigError, DataError, YamlConfig, check_value
+from ..harness.config import ConfigError, DataError, YamlConfig, check_value, load_yaml, read_lines, safe_name
 
 
 # %% auto #0
@@ -144,7 +144,7 @@ def load_problem_set(path=None # a problems.yaml; the kit's own set by default
                     ) -> list[dict]:
     "The problems of a CoRE-style set: id, title, description, tests, implementations (family, func_name, code)."
     path = Path(path or PROBLEM_SET)
-    probs = yaml.safe_load(path.read_text(encoding='utf-8'))
+    probs = load_yaml(path.read_text(encoding='utf-8'), str(path))  # bounded: a problem file can come from elsewhere
     if not isinstance(probs, list): raise CoreDataError(f"{path}: expected a list of problems")
     for p in probs:
         if not isinstance(p, dict) or not {'id', 'tests', 'implementations'} <= set(p):
@@ -252,7 +252,7 @@ def write_core_set(build: CoreBuild, out_dir) -> Path:
 
 def read_core_items(data_dir, split: str = 'test', limit: int | None = None) -> list[dict]:
     "The items of a set written by `write_core_set`."
-    path = Path(data_dir) / f"{split}.jsonl"
+    path = Path(data_dir) / f"{safe_name(split, 'split')}.jsonl"  # a split name from outside stays in the folder
     if not path.exists(): raise CoreDataError(f"{path} does not exist; build the set first with `l0kit generate --benchmark core --out {data_dir}`")
-    items = [json.loads(l) for l in path.read_text(encoding='utf-8').splitlines() if l.strip()]
+    with path.open(encoding='utf-8') as f: items = [json.loads(l) for _, l in read_lines(f, str(path)) if l.strip()]
     return items if limit is None else items[:limit]

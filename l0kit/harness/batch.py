@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from .models import Completion, GenerationParams, Model, ModelSpecError, parse_model_spec
-from .openai_http import request_body
+from .openai_http import _base_url, request_body
 from .runner import RunConfig, build_prompts, make_record, pending_pairs, voter_seed
 from .runs import RunError, Shard, append_records, run_lock
+from .config import read_lines, shown
 
 # %% auto #0
 __all__ = ['BatchModel', 'custom_id', 'export_batch', 'completion_from_batch_line', 'import_batch']
@@ -23,6 +24,7 @@ class BatchModel(Model):
         s = parse_model_spec(spec)
         name = s.arg.partition('#')[2] if s.kind == 'openai' else ''
         if not name: raise ModelSpecError(f"a batch file needs a model name: --model openai:URL#MODEL (the URL is not contacted), got {spec!r}")
+        for url in s.arg.partition('#')[0].split('|'): _base_url(url)  # not contacted, but recorded: no credentials, no query
         self.spec, self.name, self.endpoint = spec, name, s.options.get('endpoint', endpoint)
 
     def generate(self, prompts, params=None, seeds=None):
@@ -50,47 +52,64 @@ def export_batch(benchmark, items: list, out, batch_file, spec: str, run: RunCon
     return len(lines)
 
 # %% ../../nbs/06a_batch.ipynb #e0ad18b0
+def _count(v) -> bool: return v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
+
 def completion_from_batch_line(d: dict, endpoint: str = 'chat') -> Completion:
-    "The completion of one line of a batch results file (a failed request when the line says so)."
+    "The completion of one line of a batch results file (a failed request when the line says so); `ValueError` for a malformed line."
     resp, err = d.get('response') or {}, d.get('error')
+    if not isinstance(resp, dict): raise ValueError(f"its response is {type(resp).__name__}, not an object")
     status, body = resp.get('status_code'), resp.get('body')
     if err or status != 200 or not isinstance(body, dict):
-        return Completion('', finish_reason='error', error=f"batch request failed: {err or f'HTTP {status}'}"[:500])
+        return Completion('', finish_reason='error', error=f"batch request failed: {shown(err) if err else f'HTTP {shown(status)}'}"[:500])
     try:
         ch = body['choices'][0]
         text = ch['text'] if endpoint == 'completions' else ch['message']['content']
         if not isinstance(text, str): raise TypeError('no text')
     except (KeyError, IndexError, TypeError) as e:
-        return Completion('', finish_reason='error', error=f"batch response without a completion ({type(e).__name__}: {e})")
-    usage = body.get('usage') or {}
-    return Completion(text, usage.get('prompt_tokens'), usage.get('completion_tokens'), 0.0, ch.get('finish_reason'))
+        return Completion('', finish_reason='error', error=f"batch response without a completion ({type(e).__name__}: {shown(str(e))})")
+    usage, finish = body.get('usage') or {}, ch.get('finish_reason')
+    if not isinstance(usage, dict) or not all(_count(usage.get(k)) for k in ('prompt_tokens', 'completion_tokens')):
+        raise ValueError(f"its usage {shown(usage)} is not an object of token counts")
+    if finish is not None and not isinstance(finish, str): raise ValueError(f"its finish_reason {shown(finish)} is not a string")
+    return Completion(text, usage.get('prompt_tokens'), usage.get('completion_tokens'), 0.0, finish)
+
 
 # %% ../../nbs/06a_batch.ipynb #392c2dd2
-def _read_lines(batch_file) -> list[dict]:
-    rows = []
-    for no, line in enumerate(Path(batch_file).read_text(encoding='utf-8').splitlines(), 1):
-        if not line.strip(): continue
-        try: d = json.loads(line)
-        except json.JSONDecodeError as e: raise RunError(f"{batch_file} line {no} is not JSON ({e.msg}); nothing was imported") from None
-        if not isinstance(d, dict) or not isinstance(d.get('custom_id'), str):
-            raise RunError(f"{batch_file} line {no} has no custom_id; nothing was imported")
-        rows.append(d)
+def _read_lines(batch_file) -> list[tuple[int, dict]]:
+    "(line number, object) of every line of a results file; `RunError` at the first line that is not one request's result."
+    rows, seen = [], {}
+    with open(batch_file, encoding='utf-8') as f:
+        for no, line in read_lines(f, str(batch_file), max_total=None):  # a line is bounded; a large run's file may be large
+            if not line.strip(): continue
+            try: d = json.loads(line)
+            except json.JSONDecodeError as e: raise RunError(f"{batch_file} line {no} is not JSON ({e.msg}); nothing was imported") from None
+            if not isinstance(d, dict) or not isinstance(d.get('custom_id'), str):
+                raise RunError(f"{batch_file} line {no} has no custom_id; nothing was imported")
+            if (cid := d['custom_id']) in seen:  # a second answer to one request would rewrite the first: refused, not chosen
+                raise RunError(f"{batch_file} line {no} repeats custom_id {shown(cid)} of line {seen[cid]}; a results file answers each request once: nothing was imported")
+            seen[cid] = no
+            rows.append((no, d))
     return rows
 
 def import_batch(benchmark, items: list, out, batch_file, spec: str, run: RunConfig | None = None, data: str = '', split: str = '',
                  limit: int | None = None, shard: Shard | str | None = None) -> dict:
-    "Read a Batch API results file into the run folder; counts of added, failed and already present responses."
+    "Read a Batch API results file into the run folder, all or nothing; counts of added, failed and already present responses."
     run, shard = run or RunConfig(), shard if isinstance(shard, Shard) else Shard.parse(shard)
     model, voters = BatchModel(spec), run.voters or benchmark.default_voters
     rows = _read_lines(batch_file)
     with run_lock(out):
         pairs, todo, hashes = pending_pairs(benchmark, model, items, out, run, voters, data, split, limit, shard)
         known, pending = {custom_id(it['id'], v): (it, v) for it, v in pairs}, {custom_id(it['id'], v) for it, v in todo}
-        if unknown := [d['custom_id'] for d in rows if d['custom_id'] not in known]:
-            raise RunError(f"{len(unknown)} custom_id(s) in {batch_file} are not requests of this run, e.g. {unknown[:3]}; nothing was imported")
-        new = [d for d in rows if d['custom_id'] in pending]
-        prompts = build_prompts(benchmark, model, run, [known[d['custom_id']] for d in new])
-        recs = [make_record(*known[d['custom_id']], p, hashes[known[d['custom_id']][0]['id']],
-                            completion_from_batch_line(d, model.endpoint), model) for d, p in zip(new, prompts)]
+        if unknown := [d['custom_id'] for _, d in rows if d['custom_id'] not in known]:
+            raise RunError(f"{len(unknown)} custom_id(s) in {batch_file} are not requests of this run, e.g. {shown(unknown[:3])}; nothing was imported")
+        new = [(no, d) for no, d in rows if d['custom_id'] in pending]
+        done = []
+        for no, d in new:  # every line is read before anything is written
+            try: done.append(completion_from_batch_line(d, model.endpoint))
+            except ValueError as e: raise RunError(f"{batch_file} line {no}: {e}; nothing was imported") from None
+        prompts = build_prompts(benchmark, model, run, [known[d['custom_id']] for _, d in new])
+        recs = [make_record(*known[d['custom_id']], p, hashes[known[d['custom_id']][0]['id']], c, model)
+                for (_, d), p, c in zip(new, prompts, done)]
         append_records(out, recs)
     return {'added': sum(not r.failed for r in recs), 'failed': sum(r.failed for r in recs), 'already there': len(rows) - len(new)}
+

@@ -103,7 +103,7 @@ def _convert(name: str, value, opt: Option):
         else:
             try: value = opt.kind(value)
             except ValueError: raise ConfigError(f"option {name} must be {opt.kind.__name__}, got {value!r}") from None
-    if isinstance(value, float) and value != value: raise ConfigError(f"option {name} must be a number, got nan")
+    if isinstance(value, float) and not (abs(value) < float('inf')): raise ConfigError(f"option {name} must be a finite number, got {value!r}")
     if value is not None and not isinstance(value, opt.kind) and not (opt.kind is float and isinstance(value, int)):
         raise ConfigError(f"option {name} must be {opt.kind.__name__}, got {value!r}")
     if opt.choices is not None and value not in opt.choices: raise ConfigError(f"option {name} must be one of {', '.join(map(str, opt.choices))}; got {value!r}")

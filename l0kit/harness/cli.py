@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse, importlib, sys
 import l0kit
 from .benchmark import benchmark_names, check_options, get_benchmark, parse_set
-from .config import ConfigError, DataError
+from .config import ConfigError, DataError, terminal_safe
 from .models import ModelError
 
 # %% auto #0
@@ -87,6 +87,8 @@ def main(argv=None) -> int:
     if getattr(args, 'renamed_to', None): print(f"note: `l0kit {args.command}` is now `{args.renamed_to}`; the old spelling goes in the next release", file=sys.stderr)
     try: return args.func(args) or 0
     except KeyboardInterrupt as e:
-        print(f"l0kit {name}: interrupted: {e or 'completed work is kept on disk'}", file=sys.stderr); return 130
+        print(f"l0kit {name}: interrupted: {terminal_safe(e) or 'completed work is kept on disk'}", file=sys.stderr); return getattr(e, 'status', 130)
     except USER_ERRORS as e:
-        print(f"l0kit {name}: error: {e}", file=sys.stderr); return 2
+        print(f"l0kit {name}: error: {terminal_safe(e)}", file=sys.stderr); return 2  # messages can quote a server or a data set
+    except RecursionError:  # JSON or YAML from elsewhere nested thousands deep: an input error, not the kit's
+        print(f"l0kit {name}: error: an input file is nested too deeply to read (a JSON or YAML value inside thousands of brackets)", file=sys.stderr); return 2

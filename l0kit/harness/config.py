@@ -4,24 +4,69 @@
 
 # %% ../../nbs/00_config.ipynb #e4664fcc
 from __future__ import annotations
-import dataclasses
+import dataclasses, math, os, re, reprlib
 from pathlib import Path
 import yaml
 
 # %% auto #0
-__all__ = ['ConfigError', 'read_yaml_mapping', 'check_fields', 'YamlConfig', 'DataError', 'GenerationError', 'check_value',
-           'safe_name']
+__all__ = ['MAX_YAML_CHARS', 'MAX_YAML_EXPANDED', 'MAX_LINE_CHARS', 'MAX_FILE_CHARS', 'ConfigError', 'shown', 'YamlSyntaxError',
+           'load_yaml', 'read_yaml_mapping', 'check_fields', 'YamlConfig', 'DataError', 'GenerationError',
+           'check_value', 'safe_name', 'read_lines', 'terminal_safe', 'mathtext_safe', 'write_text_safely']
 
 # %% ../../nbs/00_config.ipynb #b672eb2d
 class ConfigError(ValueError):
     "A configuration value or file that cannot work; the message says what to change."
 
+MAX_YAML_CHARS = 1_000_000  # a file of settings; YAML read from outside is refused above this size ...
+MAX_YAML_EXPANDED = 1_000_000  # ... or when its anchors and aliases expand past this many nodes and characters
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 120; _SHORT.maxlist = _SHORT.maxdict = _SHORT.maxtuple = _SHORT.maxset = 8; _SHORT.maxlevel = 3
+
+def shown(value) -> str:
+    "The repr of a value from outside for an error message: cut (a long string, a deep structure), never expanded in full."
+    try: return _SHORT.repr(value)
+    except ValueError: return f"<{type(value).__name__} too large to print>"  # an int past Python's digit limit
+
+def _expanded(node, where: str, limit: int) -> int:
+    "Nodes and scalar characters of a composed YAML document with every alias expanded; `ConfigError` past `limit`."
+    size, active = {}, set()
+    def visit(n) -> int:
+        if id(n) in size: return size[id(n)]
+        if id(n) in active: raise ConfigError(f"{where}: a YAML alias refers to a value that holds it (an endless value)")
+        active.add(id(n))
+        kids = [x for pair in n.value for x in pair] if isinstance(n, yaml.MappingNode) else n.value if isinstance(n, yaml.SequenceNode) else []
+        s = 1 + (len(n.value) if isinstance(n, yaml.ScalarNode) else 0) + sum(visit(k) for k in kids)
+        if s > limit: raise ConfigError(f"{where}: its YAML anchors and aliases expand past {limit:,} nodes and characters; write the values out")
+        active.discard(id(n)); size[id(n)] = s
+        return s
+    return visit(node)
+
+class YamlSyntaxError(ConfigError):
+    "A text that is not YAML at all (a caller that also takes plain strings catches this one)."
+
+def load_yaml(text: str, where: str, limit: int = MAX_YAML_EXPANDED):
+    "The value of a YAML text from outside (safe tags only), refused with `ConfigError` when it is long, deep or expands past `limit`."
+    if len(text) > MAX_YAML_CHARS: raise ConfigError(f"{where} holds {len(text):,} characters of YAML; at most {MAX_YAML_CHARS:,} are read")
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None: return None
+        _expanded(node, where, limit)
+        return loader.construct_document(node)
+    except yaml.YAMLError as e: raise YamlSyntaxError(f"{where} is not valid YAML: {shown(str(e))[1:-1]}") from None
+    except RecursionError: raise ConfigError(f"{where}: its YAML is nested too deeply") from None
+    finally: loader.dispose()
+
 def read_yaml_mapping(path) -> dict:
-    "The mapping stored in a YAML file (an empty file is an empty mapping)."
+    "The mapping stored in a YAML file (an empty file is an empty mapping); bounded as `load_yaml`."
     p = Path(path)
     if not p.exists(): raise ConfigError(f"no configuration file {str(p)!r}")
-    try: d = yaml.safe_load(p.read_text())
-    except yaml.YAMLError as e: raise ConfigError(f"{p} is not valid YAML: {e}") from None
+    if not p.is_file(): raise ConfigError(f"{p} is not a regular file")
+    with p.open('rb') as f: raw = f.read(4 * MAX_YAML_CHARS + 1)  # never more than a settings file can be
+    try: text = raw.decode('utf-8')
+    except UnicodeDecodeError: raise ConfigError(f"{p} is not UTF-8 text") from None
+    d = load_yaml(text, str(p))
     if d is None: return {}
     if not isinstance(d, dict): raise ConfigError(f"{p} must hold a mapping of field: value pairs, got {type(d).__name__}")
     return d
@@ -29,8 +74,8 @@ def read_yaml_mapping(path) -> dict:
 def check_fields(cls, d: dict, what: str | None = None):
     "Raise `ConfigError` if `d` has keys that are not fields of the dataclass `cls`."
     known = sorted(f.name for f in dataclasses.fields(cls))
-    if unknown := sorted(set(d) - set(known)):
-        raise ConfigError(f"unknown {what or cls.__name__} field(s) {unknown}; known fields: {known}")
+    if unknown := sorted(map(str, set(d) - set(known))):
+        raise ConfigError(f"unknown {what or cls.__name__} field(s) {shown(unknown)}; known fields: {known}")
 
 class YamlConfig:
     "Mixin of the configuration dataclasses: `from_dict` rejects unknown fields by name, `from_yaml` reads a file."
@@ -44,6 +89,7 @@ class YamlConfig:
     def from_yaml(cls, path):
         "An instance from a YAML file of field: value pairs (through `from_dict`, so checks and conversions apply)."
         return cls.from_dict(read_yaml_mapping(path))
+
 
 # %% ../../nbs/00_config.ipynb #3f75c2e3
 class DataError(ValueError):
@@ -63,21 +109,59 @@ def check_value(owner: str,  # the dataclass (for the message)
                 choices=None,  # allowed values
                 optional: bool = False,  # None allowed
                ):
-    "Raise `ConfigError` unless `value` is of `kind` and within the bounds or choices."
+    "Raise `ConfigError` unless `value` is of `kind` (a number: finite) and within the bounds or choices."
     if value is None and optional: return
     is_num = isinstance(value, (int, float)) and not isinstance(value, bool)
     ok = is_num and (kind is float or isinstance(value, int)) if kind in (int, float) else isinstance(value, kind)
-    if not ok: raise ConfigError(f"{owner}.{name} must be {_KINDS[kind]}{' or null' if optional else ''}, got {value!r} ({type(value).__name__})")
-    if minimum is not None and value < minimum: raise ConfigError(f"{owner}.{name} must be at least {minimum}, got {value!r}")
-    if maximum is not None and value > maximum: raise ConfigError(f"{owner}.{name} must be at most {maximum}, got {value!r}")
-    if choices is not None and value not in choices: raise ConfigError(f"{owner}.{name} must be one of {', '.join(map(str, choices))}; got {value!r}")
+    if not ok: raise ConfigError(f"{owner}.{name} must be {_KINDS[kind]}{' or null' if optional else ''}, got {shown(value)} ({type(value).__name__})")
+    if is_num and not math.isfinite(value): raise ConfigError(f"{owner}.{name} must be a finite number, got {value!r}")
+    if minimum is not None and value < minimum: raise ConfigError(f"{owner}.{name} must be at least {minimum}, got {shown(value)}")
+    if maximum is not None and value > maximum: raise ConfigError(f"{owner}.{name} must be at most {maximum}, got {shown(value)}")
+    if choices is not None and value not in choices: raise ConfigError(f"{owner}.{name} must be one of {', '.join(map(str, choices))}; got {shown(value)}")
+
 
 # %% ../../nbs/00_config.ipynb #d5bb8d36
-import re
 _SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
 def safe_name(name, what: str = 'name') -> str:
     "`name` if it is a plain file name that stays in its folder, else `ConfigError`."
     if not isinstance(name, str) or not _SAFE.fullmatch(name) or '..' in name:
-        raise ConfigError(f"{what} {name!r} cannot be a file name: use letters, digits, '_', '-' and '.' (no path, no leading dot)")
+        raise ConfigError(f"{what} {shown(name)} cannot be a file name: use letters, digits, '_', '-' and '.' (no path, no leading dot)")
     return name
+
+# %% ../../nbs/00_config.ipynb #40f2abb4
+MAX_LINE_CHARS = 16 * 2**20  # one item, record or result line
+MAX_FILE_CHARS = 2**30  # one data file as read (after decompression)
+
+def read_lines(f, where: str, max_line: int = MAX_LINE_CHARS, max_total: int | None = MAX_FILE_CHARS):
+    "(number, line) of the lines of an open text file, `DataError` at a line longer than `max_line` or past `max_total` characters."
+    n = total = 0
+    while line := f.readline(max_line + 1):
+        n += 1
+        if len(line) > max_line and not line.endswith('\n'):
+            raise DataError(f"{where}: line {n} is longer than {max_line:,} characters; no item or record is that long: the file is not what it claims")
+        if max_total is not None and (total := total + len(line)) > max_total:
+            raise DataError(f"{where}: more than {max_total:,} characters (after decompression); the file is not what it claims")
+        yield n, line
+
+# %% ../../nbs/00_config.ipynb #15b9810c
+_CONTROL = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]')
+
+def terminal_safe(text) -> str:
+    "`text` with its control characters (ESC, BEL, CR, C1, bidirectional controls) written as escapes; newlines and tabs kept."
+    return _CONTROL.sub(lambda m: m.group().encode('unicode_escape').decode('ascii'), '' if text is None else str(text))
+
+def mathtext_safe(text) -> str:
+    "`text` for a matplotlib title, label or legend: control characters as escapes (as `terminal_safe`), every `$` escaped, so nothing is read as maths."
+    return re.sub(r'(?<!\\)\$', r'\\$', terminal_safe(text))  # a `$` escaped once: escaping twice changes nothing
+
+# %% ../../nbs/00_config.ipynb #fe07a9bd
+def write_text_safely(path, text: str) -> Path:
+    "Write `text` to a new file renamed over `path`: a symbolic link at `path` is replaced, never followed."
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)  # a leftover (or a link) of that name: removed, not followed
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, 'O_NOFOLLOW', 0), 0o644)
+    with os.fdopen(fd, 'w', encoding='utf-8') as f: f.write(text)
+    os.replace(tmp, p)
+    return p

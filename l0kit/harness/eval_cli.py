@@ -8,7 +8,7 @@ import argparse, dataclasses, sys
 from pathlib import Path
 import yaml
 from .benchmark import benchmark_names, benchmark_of, get_benchmark, model_for, DataError
-from .config import ConfigError, read_yaml_mapping
+from .config import ConfigError, YamlSyntaxError, load_yaml, read_yaml_mapping, terminal_safe
 from .models import MODEL_KINDS, ModelError
 from .prompt import PromptError
 from .runner import RunConfig, run_eval
@@ -39,8 +39,8 @@ def settings_from_args(args) -> tuple[RunConfig, dict]:
     for kv in args.set or []:
         key, eq, value = kv.partition('=')
         if not eq or not key: raise ConfigError(f"--set takes KEY=VALUE, got {kv!r}")
-        try: bench[key.strip().replace('-', '_')] = yaml.safe_load(value)
-        except yaml.YAMLError: bench[key.strip()] = value
+        try: bench[key.strip().replace('-', '_')] = load_yaml(value, f'--set {key.strip()}')  # bounded: a value can hold aliases
+        except YamlSyntaxError: bench[key.strip()] = value
     return RunConfig.from_dict(run), bench
 
 # %% ../../nbs/09a_eval_cli.ipynb #62b9069d
@@ -111,7 +111,7 @@ def eval_command(args) -> int:
           f"{s['elapsed_s']} s){' [simulated model]' if s['simulated'] else ''}")
     for why, n in s['problems'].items(): _say(f"warning: {n} responses are unusable ({why}); see {s['run_dir']}/responses.jsonl")
     if s['failed']:
-        _say(f"{s['failed']} requests failed, e.g. {s['first_error']}\n(every error is in responses.jsonl; the same command "
+        _say(f"{s['failed']} requests failed, e.g. {terminal_safe(s['first_error'])}\n(every error is in responses.jsonl; the same command "
              "retries them, which helps when the cause was passing, such as a server that was down)")
         return 1
     return 0

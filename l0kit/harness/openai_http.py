@@ -12,6 +12,7 @@ import aiohttp, requests
 from fastcore.basics import patch
 from .models import Model, Completion, GenerationParams, ModelUnavailable, ModelSpecError, prepare, budget, estimate_tokens
 from .prompt import Prompt, render_raw
+from .config import ConfigError, check_value, shown, terminal_safe
 
 # %% auto #0
 __all__ = ['RETRY_STATUS', 'RETRY_AFTER_CAP', 'RequestFailed', 'post_with_retries', 'EventLoopThread', 'ServerFailover', 'Server',
@@ -25,10 +26,17 @@ class RequestFailed(Exception):
     def __init__(self, msg, retry=False, wait=None): super().__init__(msg); self.retry, self.wait = retry, wait
 
 def _base_url(url: str) -> str:
+    "A server's base URL (ending in /v1), checked: http(s), a host, no credentials, no query, no spaces or control characters."
     url = url.rstrip('/')
-    u = urlparse(url)
-    if u.scheme not in ('http', 'https') or not u.netloc:
-        raise ModelSpecError(f"{url!r} is not an http(s) URL; write e.g. `openai:http://localhost:8000/v1#MODEL`")
+    try: u = urlparse(url); u.port
+    except ValueError as e: raise ModelSpecError(f"{shown(url)} is not a URL ({e})") from None
+    if u.scheme not in ('http', 'https') or not u.hostname:
+        raise ModelSpecError(f"{shown(url)} is not an http(s) URL; write e.g. `openai:http://localhost:8000/v1#MODEL`")
+    if u.username is not None or u.password is not None:  # the spec is recorded in run.json and would be sent as Basic auth
+        raise ModelSpecError(f"a server URL holds no user name or password (they would be written into the run folder): "
+                             f"give {u.scheme}://{u.hostname}{':' + str(u.port) if u.port else ''}{u.path} and the key in $OPENAI_API_KEY (or api_key_env=NAME)")
+    if u.query or u.params or any(c.isspace() or not c.isprintable() for c in url):
+        raise ModelSpecError(f"{shown(url)}: a server URL is scheme://host[:port]/path, without a ?query, spaces or control characters")
     return url if u.path else url + '/v1'
 
 RETRY_AFTER_CAP = 60.0  # seconds: a server's Retry-After beyond this is not waited for in one go
@@ -145,14 +153,24 @@ def _shut_down(servers: list, holder: list):
     with contextlib.suppress(Exception): loop.run(close_pools())
     loop.close(); holder[0] = None
 
+def _option(name: str, value, kind: type, minimum):
+    "A numeric option of an `openai:` spec: a finite number of `kind`, at least `minimum`, else a `ModelSpecError` naming it."
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError): value = kind(value)
+    if kind is int and isinstance(value, float) and value.is_integer(): value = int(value)
+    try: check_value('openai', name, value, kind, minimum=minimum)
+    except ConfigError as e: raise ModelSpecError(f"model spec option {e}") from None
+    return float(value) if kind is float else value
+
 class OpenAIModel(Model):
     "A model behind one or several OpenAI-compatible servers."
 
     def __init__(self, base_url: str | list, model: str = '', endpoint: str = 'chat', api_key_env: str = 'OPENAI_API_KEY',
                  concurrency: int = 8, timeout: float = 600, max_retries: int = 5, backoff: float = 1.0,
                  server_retries: int = 1, cooldown: float = 60.0):
-        if endpoint not in ('chat', 'completions'): raise ModelSpecError(f"endpoint must be chat or completions, got {endpoint!r}")
-        if concurrency < 1: raise ModelSpecError("concurrency must be at least 1")
+        if endpoint not in ('chat', 'completions'): raise ModelSpecError(f"endpoint must be chat or completions, got {shown(endpoint)}")
+        concurrency, timeout, max_retries = _option('concurrency', concurrency, int, 1), _option('timeout', timeout, float, 0.001), _option('max_retries', max_retries, int, 0)
+        backoff, server_retries, cooldown = _option('backoff', backoff, float, 0), _option('server_retries', server_retries, int, 0), _option('cooldown', cooldown, float, 0)
         urls = [_base_url(u) for u in ([base_url] if isinstance(base_url, str) else base_url)]
         if len(set(urls)) < len(urls): raise ModelSpecError(f"a server is listed twice in {'|'.join(urls)}; raise concurrency= instead")
         self.servers = [Server(u, concurrency) for u in urls]
@@ -189,7 +207,7 @@ class OpenAIModel(Model):
             try: found += self._models(s, api_key_env)
             except ModelUnavailable as e:
                 errors.append(str(e)); s.last_error, s.down_until = str(e), time.monotonic() + self.cooldown
-                warnings.warn(f"server {s.url} does not answer; the other servers take its requests ({e})", ServerFailover)
+                warnings.warn(terminal_safe(f"server {s.url} does not answer; the other servers take its requests ({e})"), ServerFailover)
         if len(errors) == len(self.servers): raise ModelUnavailable(f"none of the servers answers: {'; '.join(errors)}")
         if not (model or found): raise ModelUnavailable("no server lists a model; name one with `#MODEL`")
         return model or found[0]
@@ -292,7 +310,7 @@ async def _dispatch(self: OpenAIModel, jobs, params: GenerationParams, deliver, 
             try: out, err = await self._one(s, job[1], params, job[2])
             finally: st['inflight'] -= 1
             if err is not None and err.retry and any(o.up() for o in self.servers if o is not s):
-                if s.up(): warnings.warn(f"server {s.url} failed ({err}); its requests go to the other servers for {self.cooldown:g} s", ServerFailover)
+                if s.up(): warnings.warn(terminal_safe(f"server {s.url} failed ({err}); its requests go to the other servers for {self.cooldown:g} s"), ServerFailover)  # a server's words
                 s.handed_off, s.last_error, s.down_until = s.handed_off + 1, str(err), time.monotonic() + self.cooldown
                 back.appendleft(job); wake.set(); continue
             if err is not None: s.last_error = str(err); out = out + [Completion('', finish_reason='error', error=str(err))] * (params.n - len(out))
@@ -356,5 +374,5 @@ def load_openai(arg: str, *,
     "The model of an `openai:URL#MODEL` or `openai:URL1|URL2|...#MODEL` spec."
     urls, _, model = arg.partition('#')
     if not urls: raise ModelSpecError("openai needs a URL: `openai:http://localhost:8000/v1#MODEL`")
-    return OpenAIModel(urls.split('|'), model, endpoint, api_key_env, int(concurrency), float(timeout), int(max_retries), float(backoff),
-                       int(server_retries), float(cooldown))
+    return OpenAIModel(urls.split('|'), model, endpoint, api_key_env, concurrency, timeout, max_retries, backoff,
+                       server_retries, cooldown)  # each option checked by the model: a finite number in range

@@ -8,6 +8,7 @@ import json, re
 from pathlib import Path
 from .models import Model, Completion, ModelUnavailable, ModelSpecError, prepare, estimate_tokens
 from .prompt import prompt_hash
+from .config import read_lines
 
 # %% auto #0
 __all__ = ['read_recorded', 'ReplayModel', 'load_replay']
@@ -18,6 +19,11 @@ def _release_voter(path: Path) -> int:
         if m := re.fullmatch(r'voter_(\d+)', part): return int(m[1])
     return 0
 
+def _run_simulated(f: Path) -> bool:
+    "Whether the run folder holding `f` says its responses are simulated (its `run.json`)."
+    try: return bool(json.loads((f.parent / 'run.json').read_text(encoding='utf-8')).get('simulated'))
+    except (OSError, ValueError, AttributeError): return False
+
 def read_recorded(path) -> dict:
     "Recorded responses by (id, voter), from a kit run (dir or `responses.jsonl`) or release logs (file or dir)."
     path = Path(path).expanduser()
@@ -26,7 +32,8 @@ def read_recorded(path) -> dict:
     if not files: raise ModelUnavailable(f"{path} holds neither a responses.jsonl (kit run) nor logs.jsonl files (release logs)")
     out = {}
     for f in files:
-        lines = f.read_text(encoding='utf-8').splitlines()
+        with open(f, encoding='utf-8') as fh: lines = [l.rstrip('\n') for _, l in read_lines(fh, str(f), max_total=None)]
+        simulated = _run_simulated(f)
         for n, line in enumerate(lines, 1):
             if not line.strip(): continue
             try: r = json.loads(line)
@@ -34,11 +41,11 @@ def read_recorded(path) -> dict:
                 if n == len(lines): continue  # a last line cut by a kill
                 raise ModelUnavailable(f"{f}:{n} is not valid JSON") from None
             if 'voter' in r and 'response' in r:  # the kit's format
-                out[(str(r['id']), r['voter'])] = {**r, 'source': str(f)}
+                out[(str(r['id']), r['voter'])] = {**r, 'source': str(f), 'simulated': simulated or bool((r.get('meta') or {}).get('simulated'))}
             elif 'responses' in r:  # the release's format
                 resp = r['responses'][0] if r['responses'] else ''
                 out[(str(r['id']), _release_voter(f))] = {'id': str(r['id']), 'voter': _release_voter(f), 'response': resp,
-                                                        'error': None, 'source': str(f), 'finish_reason': None}
+                                                        'error': None, 'source': str(f), 'finish_reason': None, 'simulated': simulated}
             else: raise ModelUnavailable(f"{f}:{n} is neither a kit response record nor a release log line")
     return out
 
@@ -50,13 +57,14 @@ class ReplayModel(Model):
     def __init__(self, path):
         self.path, self.records = str(path), read_recorded(path)
         self.name, self.batch_size = f"replay({Path(path).name})", 256
+        self.simulated = any(r['simulated'] for r in self.records.values())  # a replayed simulated run stays labelled
 
     def _one(self, p) -> Completion:
         key = (str(p.meta.get('id')), p.meta.get('voter', 0))
         r = self.records.get(key)
         if r is None:
             return Completion('', finish_reason='error', error=f"no recorded response for item {key[0]!r}, voter {key[1]} in {self.path}")
-        meta = {'replayed_from': r['source']}
+        meta = {'replayed_from': r['source']} | ({'simulated': True} if r['simulated'] else {})
         if r.get('prompt_hash') and r['prompt_hash'] != prompt_hash(p): meta['prompt_mismatch'] = True
         if r.get('meta'): meta['recorded_meta'] = r['meta']
         return Completion(r['response'], r.get('prompt_tokens'), r.get('completion_tokens') or estimate_tokens(r['response']),

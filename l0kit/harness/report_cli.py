@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 import l0kit
 from .report import report, report_json
+from .config import mathtext_safe, terminal_safe
 
 # %% auto #0
 __all__ = ['print_report', 'report_options', 'cmd_report', 'add_report_options', 'register_cli']
@@ -15,11 +16,10 @@ __all__ = ['print_report', 'report_options', 'cmd_report', 'add_report_options',
 def print_report(r) -> None:
     "One report as text."
     sim = ' (SIMULATED: not a language model)' if r.simulated else ''
-    print(f"== {r.benchmark} | model {r.model}{sim} | {r.responses:,} responses scored by l0kit {l0kit.__version__}")
-    print(f"   settings: {r.settings['benchmark']} | voters {r.settings['run'].get('voters')}, seed {r.settings['run'].get('seed')}")
-    for n in r.notes: print(f"   note: {n}")
-    for name, t in r.tables.items(): print(f"\n{name}\n{t.round(2).to_string()}")
-    print()
+    out = [f"== {r.benchmark} | model {r.model}{sim} | {r.responses:,} responses scored by l0kit {l0kit.__version__}",
+           f"   settings: {r.settings['benchmark']} | voters {r.settings['run'].get('voters')}, seed {r.settings['run'].get('seed')}"]
+    out += [f"   note: {n}" for n in r.notes] + [f"\n{name}\n{t.round(2).to_string()}" for name, t in r.tables.items()]
+    print(terminal_safe('\n'.join(out)) + '\n')  # names and table cells can hold a model's text: no control character reaches the terminal
 
 # %% ../../nbs/09b_report_cli.ipynb #dd72c691
 _OLD_FLAGS = ('k', 'strict', 'pass_maj', 'ci', 'compare', 'errors', 'seed')  # L0 flags of earlier releases, kept hidden for one release
@@ -44,7 +44,7 @@ def cmd_report(args) -> int:
         from l0kit.harness.figures import save_figure
         import matplotlib.pyplot as plt
         for r in reports:
-            for name, fig in get_benchmark(r.benchmark, r.settings['benchmark']).figures(r.scores, label=r.model).items():
+            for name, fig in get_benchmark(r.benchmark, r.settings['benchmark']).figures(r.scores, label=mathtext_safe(r.model)).items():  # a model name is text, never maths
                 save_figure(fig, name, args.figures, provenance={'model': r.model, 'settings': r.settings}); plt.close(fig)
         print(f"figures saved to {args.figures}/ (PNG, SVG and a JSON provenance record each)")
     return 0

@@ -4,18 +4,18 @@
 
 # %% ../../nbs/06_runner.ipynb #40271c56
 from __future__ import annotations
-import contextlib, dataclasses, inspect, random, time
+import contextlib, dataclasses, inspect, os, random, signal, threading, time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from .config import ConfigError, YamlConfig, check_value
 from .models import GenerationParams, Model
 from .prompt import Prompt, prompt_hash
 from .runs import (Record, RecordError, RecordWriter, RunError, iter_records, Shard, model_identity, new_run_meta, read_meta,
-                                run_lock, same_run, write_meta, RUN_FILE)
+                                run_lock, same_run, write_meta, RUN_FILE, RESPONSES_FILE)
 
 # %% auto #0
 __all__ = ['RunConfig', 'draw_demonstrations', 'generation_budget', 'split_think', 'open_run', 'check_resume', 'make_record',
-           'pending_pairs', 'build_prompt', 'build_prompts', 'run_eval', 'summarize_run']
+           'pending_pairs', 'Stopped', 'stop_on_signals', 'build_prompt', 'build_prompts', 'run_eval', 'summarize_run']
 
 # %% ../../nbs/06_runner.ipynb #e7dc0d6f
 @dataclass
@@ -30,10 +30,11 @@ class RunConfig(YamlConfig):
     reasoning_budget_factor: int = 20  # budget multiplier for reasoning models
     max_new_tokens_cap: int | None = None  # an upper bound on any budget (a server's context limit)
     stop: list = field(default_factory=list)  # stop strings
+    MAX_VOTERS = 10_000  # ten times the most any paper draws (1,024): a larger count is a typo, not a run
 
     def __post_init__(self):
         c = lambda n, *a, **k: check_value('RunConfig', n, getattr(self, n), *a, **k)
-        c('voters', int, minimum=1, optional=True); c('seed', int, minimum=0); c('reasoning', bool)
+        c('voters', int, minimum=1, maximum=self.MAX_VOTERS, optional=True); c('seed', int, minimum=0); c('reasoning', bool)
         c('temperature', float, minimum=0, optional=True); c('reasoning_temperature', float, minimum=0)
         c('top_p', float, minimum=0.0, maximum=1.0); c('reasoning_budget_factor', int, minimum=1)
         c('max_new_tokens_cap', int, minimum=1, optional=True); c('stop', list)
@@ -77,9 +78,12 @@ def open_run(out, benchmark, model: Model, run: RunConfig, voters: int, data: st
              limit: int | None, shard: Shard) -> dict:
     "Create the run folder's `run.json`, or check that the one there describes the same run and log the resume."
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
+    if not os.path.lexists(out / RUN_FILE) and os.path.lexists(out / RESPONSES_FILE) and os.lstat(out / RESPONSES_FILE).st_size:
+        raise RunError(f"{out} holds responses but no {RUN_FILE}: nothing says which model and settings made them, so they are not "
+                       f"taken into this run; restore its {RUN_FILE}, or use a new --out folder")
     spec = model.spec or f"{type(model).__name__}:{model.name}"
     meta = new_run_meta(benchmark.name, benchmark.settings(), asdict(run) | {'voters': voters}, spec, model_identity(spec), model.info(), model.simulated, data, split, limit, str(shard))
-    if (out / RUN_FILE).exists():
+    if os.path.lexists(out / RUN_FILE):
         old = read_meta(out)
         if diff := same_run(old, meta):
             raise RunError(f"{out} holds a different run ({diff}); use a new --out folder, or the same settings to resume it")
@@ -138,6 +142,22 @@ def pending_pairs(benchmark, model, items: list, out, run: RunConfig, voters: in
     todo = [(it, v) for it, v in pairs if (it['id'], v) not in done]
     return pairs, todo, {it['id']: benchmark.item_hash(it) for it in {id(it): it for it, _ in todo}.values()}
 
+# %% ../../nbs/06_runner.ipynb #4e2c10f6
+class Stopped(KeyboardInterrupt):
+    "SIGTERM or SIGHUP during a run: it stops as at Ctrl-C; `status` is the command's exit status (128 + the signal)."
+    def __init__(self, msg: str = '', signum: int = signal.SIGTERM):
+        super().__init__(msg); self.signum, self.status = int(signum), 128 + int(signum)
+
+@contextlib.contextmanager
+def stop_on_signals():
+    "While a run writes: SIGTERM and SIGHUP raise `Stopped` (in the main thread only; elsewhere nothing changes)."
+    if threading.current_thread() is not threading.main_thread(): yield; return
+    def stop(signum, frame): raise Stopped(f"stopped by {signal.Signals(signum).name}", signum)
+    old = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try: yield
+    finally:
+        for s, h in old.items(): signal.signal(s, h if h is not None else signal.SIG_DFL)
+
 # %% ../../nbs/06_runner.ipynb #112f68f7
 def build_prompt(benchmark, model, run: RunConfig, item: dict, voter: int) -> Prompt:
     "The prompt of one (item, voter) pair, with the runner's ids in its meta and the run's budget."
@@ -188,10 +208,17 @@ def _generate(benchmark, model, run, out, todo, hashes, progress) -> tuple[int, 
     except (KeyboardInterrupt, Exception) as e:
         tally.bar.close()
         with contextlib.suppress(RunError): writer.close()  # what was answered is written before the note counts it
-        note = f"run interrupted ({type(e).__name__}: {e}); {writer.saved} new responses are saved in {out}; run the same command again to resume"
+        n = writer.on_disk()  # counted in the file, not in what was handed to it (a full disk keeps part of a write)
+        saved = (f"{n} new responses are saved in {out}" if n is not None else
+                 f"{out / RESPONSES_FILE} was removed or replaced during the run: no new response is saved there")
+        note = f"run interrupted ({type(e).__name__}: {e}); {saved}; run the same command again to resume"
+        if isinstance(e, Stopped): raise Stopped(note, e.signum) from None
         if isinstance(e, KeyboardInterrupt): raise KeyboardInterrupt(note) from None
         raise RunError(note) from e
     writer.close(); tally.bar.close()
+    if not writer.still_there():  # writes into a removed file succeed: the summary would count responses that are nowhere
+        raise RunError(f"{out / RESPONSES_FILE} was removed or replaced during the run: the {writer.saved} responses written are not "
+                       "in the run folder; run the same command again to redo them")
     return writer.saved, tally.failed
 
 # %% ../../nbs/06_runner.ipynb #54d5c64c
@@ -210,7 +237,7 @@ def run_eval(benchmark,  # a `Benchmark` instance (its settings included)
     run, shard = run or RunConfig(), shard if isinstance(shard, Shard) else Shard.parse(shard)
     voters = run.voters or benchmark.default_voters
     t0 = time.perf_counter()
-    with run_lock(out):
+    with run_lock(out), stop_on_signals():
         pairs, todo, hashes = pending_pairs(benchmark, model, items, out, run, voters, data, split, limit, shard)
         new, _ = _generate(benchmark, model, run, out, todo, hashes, progress)
     return summarize_run(benchmark, items, out, voters, shard) | {'new': new, 'skipped': len(pairs) - len(todo),

@@ -4,16 +4,16 @@
 
 # %% ../../nbs/05_runs.ipynb #9de6f4df
 from __future__ import annotations
-import datetime, fcntl, hashlib, json, os, threading
+import datetime, errno, fcntl, hashlib, json, os, stat, threading
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 import l0kit
-from .config import ConfigError, DataError
+from .config import ConfigError, DataError, MAX_LINE_CHARS, write_text_safely
 from .models import parse_model_spec
 
 # %% auto #0
 __all__ = ['RUN_FILE', 'RESPONSES_FILE', 'LOCK_FILE', 'RUN_FORMAT', 'OPERATIONAL_OPTIONS', 'IDENTITY', 'RunError', 'Record',
-           'RecordError', 'record_from_dict', 'Responses', 'scan_lines', 'iter_records', 'read_records',
+           'RecordError', 'record_from_dict', 'Responses', 'open_in_run', 'scan_lines', 'iter_records', 'read_records',
            'append_records', 'RecordWriter', 'run_lock', 'Shard', 'model_identity', 'new_run_meta', 'same_run',
            'upgrade_meta', 'Run', 'read_meta', 'read_run', 'write_meta']
 
@@ -97,17 +97,34 @@ def _parse_line(raw: bytes) -> Record:
     except UnicodeDecodeError as e: raise RecordError(f"not UTF-8 ({e.reason})") from None
     try: d = json.loads(text)
     except json.JSONDecodeError as e: raise RecordError(f"not JSON ({e.msg})") from None
+    except RecursionError: raise RecordError("JSON nested too deeply") from None
     return record_from_dict(d)
+
+_FLAGS = {'rb': os.O_RDONLY, 'ab': os.O_WRONLY | os.O_CREAT | os.O_APPEND, 'a+b': os.O_RDWR | os.O_CREAT | os.O_APPEND,
+          'a+': os.O_RDWR | os.O_CREAT | os.O_APPEND}
+
+def open_in_run(f, mode: str = 'rb'):
+    "Open a file of a run folder as itself: a symbolic link (or a FIFO, a device) in its place is a `RunError`, never followed."
+    try: fd = os.open(f, _FLAGS[mode] | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        if e.errno == errno.ELOOP: raise RunError(f"{f} is a symbolic link; the kit opens a run folder's files only as themselves: remove the link") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd); raise RunError(f"{f} is not a regular file; remove it")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, mode)
 
 def scan_lines(run_dir, chunk: int = 1 << 22):
     "Yield (line number, raw line) of a run folder's responses, reading `chunk` bytes at a time; returns the torn last line."
     f = Path(run_dir) / RESPONSES_FILE
-    if not f.exists(): return b''
+    if not os.path.lexists(f): return b''
     no, rest = 0, b''
-    with open(f, 'rb') as fh:
+    with open_in_run(f, 'rb') as fh:
         while block := fh.read(chunk):
             lines = (rest + block).split(b'\n')
             rest = lines.pop()
+            if len(rest) > MAX_LINE_CHARS:  # bounded: a responses file from elsewhere can hold one endless line
+                raise RunError(f"{f}: line {no + len(lines) + 1} is longer than {MAX_LINE_CHARS:,} bytes; no record is that long: the file is not a kit run's")
             for raw in lines:
                 no += 1
                 if raw.strip(): yield no, raw
@@ -149,13 +166,13 @@ def _set_torn_aside(fh, f: Path):
         if cut >= 0 or start == 0: break
         window *= 4
     cut = start + cut + 1
-    with open(f.with_suffix('.torn'), 'ab') as t: t.write(data[cut - start:] + b'\n')
+    with open_in_run(f.with_suffix('.torn'), 'ab') as t: t.write(data[cut - start:] + b'\n')
     fh.truncate(cut)
 
 def append_records(run_dir, records: list):
     "Append records to the run folder's responses and force them to disk (a torn last line is set aside first)."
     f = Path(run_dir) / RESPONSES_FILE
-    with open(f, 'a+b') as fh:
+    with open_in_run(f, 'a+b') as fh:
         _set_torn_aside(fh, f)
         fh.seek(0, os.SEEK_END)
         fh.write(''.join(r.to_json() + '\n' for r in records).encode('utf-8'))
@@ -166,8 +183,9 @@ class RecordWriter:
     "Appends records to a run folder by group commit: one write and one `fsync` for all the records that arrived during the previous one."
     def __init__(self, run_dir):
         self.path = Path(run_dir) / RESPONSES_FILE
-        self.fh = open(self.path, 'a+b')
-        _set_torn_aside(self.fh, self.path); self.fh.seek(0, os.SEEK_END)
+        self.fh = open_in_run(self.path, 'a+b')
+        _set_torn_aside(self.fh, self.path); self.start = self.fh.seek(0, os.SEEK_END)
+        st = os.fstat(self.fh.fileno()); self.ident = (st.st_dev, st.st_ino)
         self.cond, self.buf, self.queued, self.saved, self.commits, self.error, self.closing = threading.Condition(), [], 0, 0, 0, None, False
         self.thread = threading.Thread(target=self._commit_loop, name='l0kit-writer', daemon=True); self.thread.start()
 
@@ -186,9 +204,24 @@ class RecordWriter:
                 data, n, self.buf = b''.join(self.buf), self.queued - self.saved, []
             try: self.fh.write(data); self.fh.flush(); os.fsync(self.fh.fileno())
             except OSError as e:
-                with self.cond: self.error = RunError(f"cannot write {self.path} ({e}); {self.saved} responses are saved"); self.cond.notify_all()
+                with self.cond: self.error = RunError(f"cannot write {self.path} ({e})")  # what is saved is counted on disk by the caller; self.cond.notify_all()
                 return
             with self.cond: self.saved += n; self.commits += 1; self.cond.notify_all()
+
+    def still_there(self) -> bool:
+        "Whether the run folder's responses file is still the one this writer writes (not removed or replaced)."
+        try: st = os.stat(self.path, follow_symlinks=False)
+        except OSError: return False
+        return (st.st_dev, st.st_ino) == self.ident
+
+    def on_disk(self) -> int | None:
+        "Records this writer added that are in the run folder's file now (complete lines counted on disk); None if that file was removed or replaced."
+        if not self.still_there(): return None
+        n = 0
+        with open_in_run(self.path, 'rb') as fh:
+            fh.seek(self.start)
+            while block := fh.read(1 << 22): n += block.count(b'\n')
+        return n
 
     def flush(self):
         "Wait until every queued record is on disk."
@@ -200,7 +233,10 @@ class RecordWriter:
         "Write what is queued, stop the writer and close the file."
         if self.fh.closed: return
         with self.cond: self.closing = True; self.cond.notify_all()
-        self.thread.join(); self.fh.close()
+        self.thread.join()
+        try: self.fh.close()
+        except OSError as e:  # what a failed write left in the buffer fails again here (a full disk): the same error, once
+            if self.error is None: self.error = RunError(f"cannot write {self.path} ({e})")
         if self.error is not None: raise self.error
 
     def __enter__(self): return self
@@ -213,7 +249,7 @@ class run_lock:
 
     def __enter__(self):
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.fh = open(self.path, 'a+')
+        self.fh = open_in_run(self.path, 'a+')  # a link named .lock is refused, not truncated through
         try: fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             self.fh.seek(0); holder = self.fh.read().strip() or 'another process'; self.fh.close()
@@ -325,8 +361,10 @@ class Run:
 def read_meta(run_dir) -> dict:
     "The run's `run.json`, in the current format."
     f = Path(run_dir) / RUN_FILE
-    if not f.is_file(): raise RunError(f"{run_dir} is not a run folder (no {RUN_FILE}); `l0kit eval ... --out {run_dir}` makes one")
-    try: meta = json.loads(f.read_text(encoding='utf-8'))
+    if not os.path.lexists(f): raise RunError(f"{run_dir} is not a run folder (no {RUN_FILE}); `l0kit eval ... --out {run_dir}` makes one")
+    with open_in_run(f, 'rb') as fh: raw = fh.read(MAX_LINE_CHARS + 1)
+    if len(raw) > MAX_LINE_CHARS: raise RunError(f"{f} is longer than {MAX_LINE_CHARS:,} bytes; a run description is a few kilobytes: it is not one")
+    try: meta = json.loads(raw.decode('utf-8'))
     except (UnicodeDecodeError, json.JSONDecodeError) as e: raise RunError(f"{f} is not valid JSON ({e})") from None
     if not isinstance(meta, dict): raise RunError(f"{f} does not hold a run description")
     return upgrade_meta(meta, str(f))
@@ -337,5 +375,4 @@ def read_run(run_dir) -> Run:
 
 def write_meta(run_dir, meta: dict):
     "Replace `run.json` atomically."
-    f = Path(run_dir) / RUN_FILE
-    tmp = f.with_suffix('.tmp'); tmp.write_text(json.dumps(meta, indent=1, default=str)); tmp.replace(f)
+    write_text_safely(Path(run_dir) / RUN_FILE, json.dumps(meta, indent=1, default=str))  # a new file renamed over it: a link is replaced

@@ -12,7 +12,7 @@ import l0kit
 from fastcore.basics import patch
 from .benchmark import get_benchmark, read_options
 from .scoring import majority_index
-from .config import ConfigError
+from .config import ConfigError, mathtext_safe, terminal_safe, write_text_safely
 
 # %% auto #0
 __all__ = ['STYLE', 'RAW_LIMIT', 'PAGE_STYLE', 'PAGE_SCRIPT_DATA', 'PAGE_SCRIPT_FILTERS', 'PAGE_SCRIPT_DRAW', 'PAGE_SCRIPT_MAIN',
@@ -96,7 +96,7 @@ def shown(self: ItemView) -> int | None:
 _MARK = {'ok': '=', 'err': '>>', 'same': '·', 'diff': '', 'missing': '∅', 'extra': '+'}
 
 def _cut(s, n: int) -> str:
-    s = '' if s is None else str(s)
+    s = terminal_safe(s)  # a response's ESC and BEL bytes are shown, not sent to the terminal
     return s if len(s) <= n else s[:n - 1] + '…'
 
 def _votes(k: int) -> str: return f"{k} vote{'' if k == 1 else 's'}"
@@ -129,7 +129,7 @@ def to_text(self: ItemView, answer: int | None = None, after: int | None = 5, sh
         note = f"  << {a.error_type}" if st == 'err' else ''
         out.append(f"{_MARK[st]:>4} {_cut(label, lw):<{lw}} {_cut(t, width):<{width}} {_cut(resp, width):<{width}}{note}".rstrip())
     if stop < n: out.append(f"     … {n - stop} more rows")
-    return '\n'.join(out)
+    return terminal_safe('\n'.join(out))
 
 @patch
 def __str__(self: ItemView) -> str: return self.to_text()
@@ -327,7 +327,7 @@ def page_item(v: ItemView) -> dict:
 def figure_uris(rv: RunView, dpi: int = 80) -> list[tuple[str, str]]:
     "(name, PNG data address) of each figure the benchmark draws from the run's scores (none when it draws none)."
     import matplotlib.pyplot as plt
-    try: figs = rv.bench.figures(rv.report.scores, label=rv.report.model)
+    try: figs = rv.bench.figures(rv.report.scores, label=mathtext_safe(rv.report.model))  # a model name is text, never maths
     except ConfigError: return []
     out = []
     for name, fig in figs.items():
@@ -587,7 +587,7 @@ def write_page(run_dirs: list, out=None, data=None, **options) -> tuple[Path, li
     title = 'l0kit run: ' + '; '.join(f"{r['benchmark']} · {r['model']}" for r in runs)
     out = Path(out) if out else Path(run_dirs[0]) / 'view.html'
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(page_html(runs, title), encoding='utf-8')
+    write_text_safely(out, page_html(runs, title))  # a link named view.html is replaced, never followed
     return out, rvs
 
 # %% ../../nbs/08a_viewer.ipynb #0aab2f0f

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable
 import l0kit
 from .generator import GenConfig, ProgramGenerator, sample_inputs, GenerationError
-from ..harness.config import ConfigError, YamlConfig, check_value, safe_name, check_fields
+from ..harness.config import ConfigError, YamlConfig, check_value, safe_name, check_fields, read_lines
 from .tracer import trace_program, TraceError
 from .check import check_program, check_items, ProgramRejected, RELEASE_GRAMMAR
 
@@ -292,6 +292,7 @@ def load_card(data_dir) -> dict:
     return json.loads(p.read_text())
 
 def _split_file(data_dir, split) -> Path | None:
+    safe_name(split, 'split')  # a split name from a card or a command line stays in the data folder
     for suffix in ('.jsonl.gz', '.jsonl'):
         if (p := Path(data_dir) / f"{split}{suffix}").exists(): return p
     return None
@@ -304,7 +305,7 @@ def _records(p: Path):
     "The records of a split file, one JSON object a line."
     try:
         with (gzip.open(p, 'rt') if p.suffix == '.gz' else p.open()) as f:
-            for n, line in enumerate(f, 1):
+            for n, line in read_lines(f, str(p)):  # bounded: a small gzip can expand to one huge line
                 try: yield json.loads(line)
                 except json.JSONDecodeError as e: raise DatasetError(f"{p}:{n}: not valid JSON ({e})") from None
     except (OSError, EOFError, UnicodeDecodeError) as e:

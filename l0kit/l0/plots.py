@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import matplotlib.pyplot as plt
+from ..harness.config import mathtext_safe
 from ..harness.scoring import bootstrap_ci
 from .analysis import majority_votes, pass_maj_table, per_step_error_rate, survival_curve, split_order
 from .published import published_meta, published_splits
@@ -106,7 +107,7 @@ def plot_survival(scores: pd.DataFrame,  # scored responses
     order = split_order(scores) if by == "split" else sc[by].unique()
     for key in order:
         c = sc[sc[by] == key]
-        ax.step(c["step"], 100 * c["survival"], where="post", label=str(key))
+        ax.step(c["step"], 100 * c["survival"], where="post", label=mathtext_safe(key))
     if fit:
         r = per_step_error_rate(scores)
         s = np.arange(sc["step"].max() + 1)

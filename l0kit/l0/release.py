@@ -11,7 +11,7 @@ from .tracer import trace_program, TraceError, normalize_program
 from .dataset import step_stats, DatasetError
 from .generator import GenConfig
 from .check import check_items, release_config
-from ..harness.config import safe_name
+from ..harness.config import read_lines, safe_name
 
 # %% auto #0
 __all__ = ['ReleaseFormatError', 'load_id_list', 'import_release', 'write_release_format']
@@ -37,8 +37,8 @@ def load_id_list(path) -> list[str]:
 # %% ../../nbs/13a_l0_release.ipynb #6ec686f6
 def _read_jsonl(path) -> dict[str, dict]:
     out = {}
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
+    with open(path, encoding='utf-8') as f:
+        for n, line in read_lines(f, str(path), max_total=None):  # a line bounded: a release from elsewhere
             if not line.strip(): continue
             try: rec = json.loads(line)
             except json.JSONDecodeError as e: raise ReleaseFormatError(f"{path}:{n}: not valid JSON ({e})") from None

@@ -14,7 +14,7 @@ from .dataset import ProcBenchDataConfig, generate_dataset, load_dataset, load_r
 from dataclasses import dataclass
 from ..harness.benchmark import Benchmark, DataError, FirstError, ItemLayout, Option, Reading, read_card, stream_seed
 from ..harness.models import SimulatedModel
-from ..harness.config import ConfigError, YamlConfig, check_value
+from ..harness.config import ConfigError, YamlConfig, check_value, terminal_safe
 from fastcore.basics import patch
 from ..harness.prompt import Prompt
 
@@ -209,7 +209,7 @@ def cli_check(args) -> int:
     "`l0kit procbench check FILE`: re-solve every item of a release file and report disagreements."
     _, report = load_release(args.file)
     print(f"{report['agree']} of {report['items']} items agree with the kit's solver")
-    for d in report["disagree"][:args.show]: print(f"  {d['id']} ({d['task']}): {d['why']}")
+    for d in report["disagree"][:args.show]: print(terminal_safe(f"  {d['id']} ({d['task']}): {d['why']}"))  # text of a release from elsewhere
     return 0 if not report["disagree"] else 1
 
 @patch

@@ -13,7 +13,7 @@ import l0kit
 from .tasks import TASKS, ProcBenchError, Task, get_task, length_bin
 from .sentences import sentence_source
 from .metrics import states_equal
-from ..harness.config import YamlConfig, check_value
+from ..harness.config import YamlConfig, check_value, read_lines
 
 # %% auto #0
 __all__ = ['ProcBenchConfig', 'SPLITS', 'ProcBenchDataConfig', 'make_prompt', 'item_rng', 'generate_item', 'generate_dataset',
@@ -120,7 +120,9 @@ def load_dataset(data_dir, split: str = "all", limit: int | None = None) -> list
     splits = SPLITS if split == "all" else (split,)
     missing = [s for s in splits if not (d / f"{s}.jsonl").exists()]
     if missing: raise ProcBenchError(f"{d} has no {', '.join(f'{s}.jsonl' for s in missing)}: generate it with `l0kit generate --benchmark procbench --out {d}`")
-    items = [json.loads(l) for s in splits for l in open(d / f"{s}.jsonl") if l.strip()]
+    items = []
+    for s in splits:
+        with open(d / f"{s}.jsonl") as f: items += [json.loads(l) for _, l in read_lines(f, str(d / f"{s}.jsonl")) if l.strip()]
     if split == "all": items.sort(key=lambda it: it["id"])
     return items[:limit] if limit is not None else items
 
@@ -146,7 +148,8 @@ def load_release(path,  # the release's JSONL file
                 ) -> tuple[list[dict], dict]:
     "Items of the authors' release, and a report of how the kit's solver agrees with its labels."
     items, report = [], {"items": 0, "agree": 0, "disagree": []}
-    for line_no, line in enumerate(open(path), 1):
+    with open(path, encoding='utf-8') as f: lines = list(read_lines(f, str(path)))  # bounded: a release file from elsewhere
+    for line_no, line in lines:
         if not line.strip(): continue
         row = json.loads(line)
         try: task = get_task(row.get("task_name") or str(row.get("problem_name", "")).split("_")[0])

@@ -8,6 +8,7 @@ import ast, random, yaml
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from importlib.resources import files
+from ..harness.config import load_yaml
 
 # %% auto #0
 __all__ = ['ATOMIC_LIBRARY', 'ATOMIC_CLASSES', 'CLASSES_BY_NAME', 'FORMS', 'EDGE_CASES', 'AtomicClass', 'load_atomic_classes',
@@ -44,7 +45,7 @@ _ALLOWED = dict(category=('arithmetic', 'check', 'string', 'list'), in_type=('in
 def load_atomic_classes(path=ATOMIC_LIBRARY,  # a YAML list of classes, with the fields of `AtomicClass`
                        ) -> tuple[AtomicClass, ...]:
     "The atomic classes listed in `path`, each entry checked; a `ValueError` names the first bad one."
-    entries, want, out = yaml.safe_load(path.read_text()), [f.name for f in fields(AtomicClass)], []
+    entries, want, out = load_yaml(path.read_text(), str(path)), [f.name for f in fields(AtomicClass)], []
     if not isinstance(entries, list): raise ValueError(f"{path}: expected a YAML list of atomic classes")
     for i, e in enumerate(entries):
         if not isinstance(e, dict) or sorted(e) != sorted(want): raise ValueError(f"{path}: entry {i} needs exactly the fields {want}")

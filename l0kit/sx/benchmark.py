@@ -12,7 +12,7 @@ from .dataset import SXDataConfig, SUBSET_TITLES, write_dataset
 from dataclasses import dataclass
 from fastcore.basics import patch
 from ..harness.benchmark import Benchmark, DataError, FirstError, ItemLayout, Reading, answer_part, stream_seed
-from ..harness.config import YamlConfig, check_value
+from ..harness.config import ConfigError, YamlConfig, check_value, read_lines, safe_name
 from ..harness.models import SimulatedModel
 from ..harness.prompt import Prompt
 
@@ -186,9 +186,11 @@ class SXBenchmark(Benchmark):
         if meta.get('semantics') != SEMANTICS_VERSION:
             raise SXDataError(f"{d} was counted with {meta.get('semantics')}, this kit counts with {SEMANTICS_VERSION}; regenerate it")
         if split not in meta['splits']: raise SXDataError(f"no split {split!r} in {d}; available: {', '.join(meta['splits'])}")
+        try: name = safe_name(split, 'split') and safe_name(meta['splits'][split], f"the file of split {split!r}")
+        except ConfigError as e: raise SXDataError(f"{card}: {e}") from None  # the card is data from outside: a plain name in the folder
         items = []
-        with open(d / meta['splits'][split]) as f:
-            for line in f:
+        with open(d / name) as f:
+            for _, line in read_lines(f, str(d / name)):
                 if limit is not None and len(items) >= limit: break
                 items.append(json.loads(line))
         return items
