@@ -71,7 +71,6 @@ def main(argv=None) -> dict:
     ap.add_argument('--skip-report', action='store_true'); ap.add_argument('--skip-view', action='store_true')
     ap.add_argument('--timeout', type=float, default=900, help='seconds report and view may take each before they are cut')
     a = ap.parse_args(argv)
-    from l0kit.harness.models import load_model
     from l0kit.harness.runner import RunConfig, run_eval
     from l0kit.l0.benchmark import L0Benchmark
 
@@ -87,7 +86,7 @@ def main(argv=None) -> dict:
         out = root / f'run{k + 1}'
         spec = f'simulated:rate={0.02 + 0.03 * k:g}'
         c0, w0 = time.process_time(), time.perf_counter()
-        s = run_eval(bench, load_model(spec), items, out, RunConfig(voters=a.voters), data=str(data), split='short', progress=False)
+        s = run_eval(bench, bench.simulated_model(spec.partition(':')[2]), items, out, RunConfig(voters=a.voters), data=str(data), split='short', progress=False)
         dw, dc = time.perf_counter() - w0, time.process_time() - c0
         assert s['complete'] == len(items) * a.voters, s
         folders.append(out); total += s['new']; wall += dw; cpu += dc

@@ -131,7 +131,7 @@ def test_report_scoring_distinct_responses_gives_the_same_numbers(tmp_path, monk
     import l0kit.harness.report as rep
     run, data, bench = tmp_path / 'run', tmp_path / 'data', L0Benchmark(shots=2)
     bench.generate(data, limit=4, seed=0)
-    run_eval(bench, load_model('simulated:rate=0.1'), bench.load(data, 'short'), run, RunConfig(voters=12), data=str(data), split='short', progress=False)
+    run_eval(bench, model_for('simulated:rate=0.1', bench), bench.load(data, 'short'), run, RunConfig(voters=12), data=str(data), split='short', progress=False)
     fast = rep.report([run], pass_maj=True)[0]
     assert fast.scores['response'].nunique() < len(fast.scores)  # voters repeat each other: the distinct path is taken
     monkeypatch.setattr(rep, 'ROW_SCORED', set())

@@ -96,7 +96,6 @@ def kit_task_name(name: str) -> str:
 # %% ../../nbs/61_bridges_inspect.ipynb #a633aba9
 def _settings(settings) -> dict:
     "Evaluation settings from a dict or `key=value,key=value` text (values read as YAML scalars)."
-    import yaml
     if settings is None or isinstance(settings, dict): return dict(settings or {})
     out = {}
     for part in str(settings).split(','):

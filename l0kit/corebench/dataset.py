@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast, json, re, statistics, warnings
 from dataclasses import dataclass, asdict
 from pathlib import Path
-import yaml
 import l0kit
 from .pytrace import trace_in_process
 from .diversity import filter_implementations, reduce_tests, jaccard_similarity

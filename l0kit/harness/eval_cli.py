@@ -6,7 +6,6 @@
 from __future__ import annotations
 import argparse, dataclasses, sys
 from pathlib import Path
-import yaml
 from .benchmark import benchmark_names, benchmark_of, get_benchmark, model_for, DataError
 from .config import ConfigError, YamlSyntaxError, load_yaml, read_yaml_mapping, terminal_safe
 from .models import MODEL_KINDS, ModelError

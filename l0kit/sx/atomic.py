@@ -4,7 +4,7 @@
 
 # %% ../../nbs/31_sx_atomic.ipynb #4b6039f0
 from __future__ import annotations
-import ast, random, yaml
+import ast, random
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from importlib.resources import files
