@@ -109,7 +109,7 @@ def test_a_release_with_a_shell_command_is_refused_and_nothing_runs(tmp_path, ca
     (rel / 'data.jsonl').write_text('\n'.join(lines) + '\n')
     with pytest.raises(ProgramRejected, match=f"item '{rec['id']}', line 2: a call"): import_release(rel)
     from l0kit.harness.cli import main
-    rc = main(['import-release', str(rel), '--out', str(tmp_path / 'out')])   # a crash (any exception) fails the test
+    rc = main(['l0', 'import-release', str(rel), '--out', str(tmp_path / 'out')])   # a crash (any exception) fails the test
     err = capsys.readouterr().err
     assert rc == 2 and f"item '{rec['id']}', line 2: a call" in err and len(err.strip().splitlines()) == 1, (rc, err)
     assert not marker.exists() and not (tmp_path / 'out').exists()
