@@ -28,7 +28,7 @@ def data_set(programs: int, where: Path | None, seed: int = 0) -> Path:
     from l0kit.l0.dataset import L0DataConfig, SplitSpec, build_dataset, save_dataset, available_splits
     from l0kit.l0.generator import GenConfig
     d = where or Path(tempfile.mkdtemp(prefix='l0kit-million-data-'))
-    if d.exists() and 'short' in available_splits(d): return d
+    if (d / 'card.json').exists() and 'short' in available_splits(d): return d
     items, card = build_dataset(L0DataConfig('million', GenConfig(), [SplitSpec('short', 1, 20, programs)]), seed, workers=os.cpu_count() or 1)
     save_dataset(items, card, d)
     return d

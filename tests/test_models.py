@@ -170,3 +170,39 @@ def test_two_servers_one_failing(llama_server, mode):
     assert info['servers'][1]['answered'] == 5
     failovers = [str(x.message) for x in w if x.category.__name__ == 'ServerFailover']
     assert failovers and all(bad in f for f in failovers)
+
+@pytest.mark.server
+def test_lm_eval_local_chat_completions_against_the_llama_server(llama_server, tmp_path):
+    "lm_eval as people run it against an OpenAI-compatible server (`local-chat-completions`, `--limit`): budgets at least"
+    " `l0kit eval`'s, and every per-sample score equal to `l0kit report` on the same responses."
+    from l0kit.bridges.lmeval import export_lmeval
+    from l0kit.harness.prompt import prompt_hash
+    from l0kit.harness.report import report
+    from l0kit.harness.runner import generation_budget
+    from l0kit.harness.runs import Record, append_records, new_run_meta, write_meta
+    bench = get_benchmark('l0', shots=1)
+    bench.generate(tmp_path / 'data', limit=2, preset='small', seed=3)
+    y = export_lmeval(tmp_path / 'data', 'short', tmp_path / 'tasks', 'l0', RunConfig(voters=1), {'shots': 1})
+    docs = [json.loads(l) for l in (tmp_path / 'tasks' / 'l0bench_short.docs.jsonl').read_text().splitlines()]
+    items = {it['id']: it for it in bench.load(tmp_path / 'data', 'short')}
+    server = load_model(f'openai:{llama_server}')  # counts tokens with the server's own tokenizer, as `l0kit eval` does
+    for d in docs:  # the exported budget (a byte bound) is never below the runner's, counted with the model's tokenizer
+        assert d['max_gen_toks'] >= generation_budget(bench.build_prompt(items[d['id']], d['voter'], 0), server, RunConfig())
+    lm_eval = Path(sys.executable).with_name('lm_eval')
+    r = subprocess.run([str(lm_eval), '--model', 'local-chat-completions', '--model_args',
+                        f'model=smollm2,base_url={llama_server}/chat/completions,num_concurrent=1,max_retries=2,tokenized_requests=False',
+                        '--include_path', str(tmp_path / 'tasks'), '--tasks', y.stem, '--apply_chat_template', '--limit', '2',
+                        '--log_samples', '--output_path', str(tmp_path / 'res')], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    samples = [json.loads(l) for f in (tmp_path / 'res').rglob('samples_l0bench_short*.jsonl') for l in f.read_text().splitlines()]
+    assert len(samples) == 2 and all(s['resps'][0][0] for s in samples)
+    run = tmp_path / 'run'
+    write_meta(run, new_run_meta('l0', bench.settings(), vars(RunConfig()) | {'voters': 1}, 'lm-eval', 'lm-eval', {}, False,
+                                 str(tmp_path / 'data'), 'short', 2))
+    append_records(run, [Record(id=s['doc']['id'], voter=s['doc']['voter'], response=s['resps'][0][0], split='short',
+                                prompt_hash=prompt_hash(bench.build_prompt(items[s['doc']['id']], 0, 0)),
+                                item_hash=bench.item_hash(items[s['doc']['id']])) for s in samples])
+    kit = report([run])[0].scores.set_index(['id', 'voter'])
+    for s in samples:
+        row = kit.loc[(s['doc']['id'], s['doc']['voter'])]
+        assert (s['trace_accuracy'], s['steps_to_error']) == (float(row['correct']), float(row['steps_to_error']))

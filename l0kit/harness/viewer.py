@@ -201,6 +201,14 @@ def alignment_html(self: ItemView, answer: int) -> str:
                     f'<td class="c r">{rh}{tag}</td></tr>')
     return f'<table class="al"><tr><th>row</th><th>target</th><th>response ({_esc(_who(a))})</th></tr>{"".join(rows)}</table>'
 
+def _bar_text(a: Answer, n: int, width: int = 24) -> str:
+    "An answer's bar as coloured block characters: green up to its first error, red at it, grey after."
+    if a.correct or a.first_error is None: return f'<span style="color:#34a853">{"█" * width}</span>'
+    e = min(a.first_error, n)
+    g = round(width * e / max(n, 1)); r = max(1, round(width * (e + 1) / max(n, 1)) - g)
+    return (f'<span style="color:#34a853">{"█" * g}</span><span style="color:#d93025">{"█" * r}</span>'
+            f'<span style="color:#cccccc">{"█" * max(0, width - g - r)}</span>')
+
 @patch
 def _repr_html_(self: ItemView) -> str:
     "The item as HTML: header, input, one bar per distinct answer, the shown answer aligned."
@@ -210,13 +218,14 @@ def _repr_html_(self: ItemView) -> str:
     head = (f'<div class="hd">{_esc(self.benchmark)} {_esc(self.id)} <span class="facts">({_esc(self.split)}{" · " + facts if facts else ""})'
             f' · {self.right} of {self.voters} voters right · majority <span class="{"ok-b" if ok else "bad-b"}">'
             f'{"right" if ok else "wrong"}</span> ({_votes(self.votes(m))})</span></div>')
-    bars = ''.join(f'<div class="bar{" sel" if i == s else ""}"><span class="lbl">{_esc(_who(a))}{" ★" if i == m else ""}</span>'
-                   f'<span class="b" style="{_bar_style(a, n)}"></span><span class="t">{"correct" if a.correct else _esc(a.error_type)}</span></div>'
-                   for i, a in enumerate(self.answers))
+    # the bars as a table of text: an untrusted notebook's sanitiser drops <style> and layout styles, never a table or text colour
+    bars = ''.join(f'<tr><td style="padding:0 8px 0 0;white-space:nowrap;{"font-weight:bold" if i == s else ""}">{_esc(_who(a))}{" ★" if i == m else ""}</td>'
+                   f'<td style="padding:0 8px 0 0;white-space:nowrap;font-family:monospace">{_bar_text(a, n)}</td>'
+                   f'<td style="padding:0">{"correct" if a.correct else _esc(a.error_type)}</td></tr>' for i, a in enumerate(self.answers))
     extra = ''.join(f'<div class="hd">{_esc(t)}</div><pre>{_esc(x)}</pre>' for t, x in self.sections)
     raw = f'<details><summary>raw response</summary><pre>{_esc(self.answers[s].raw)}</pre></details>' if self.answers[s].raw else ''
     return (f'<div class="l0v"><style>{STYLE}</style>{head}<details><summary>input</summary><pre>{_esc(self.input)}</pre></details>'
-            f'{extra}<div class="bars">{bars}</div>{self.alignment_html(s)}{raw}</div>')
+            f'{extra}<table class="bars">{bars}</table>{self.alignment_html(s)}{raw}</div>')
 
 # %% ../../nbs/08a_viewer.ipynb #2be1bf27
 RAW_LIMIT = 4000  # characters of a raw response kept in a view

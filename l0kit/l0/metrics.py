@@ -5,11 +5,10 @@
 # %% ../../nbs/15_l0_metrics.ipynb #0f04876b
 from __future__ import annotations
 import hashlib, re
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from operator import itemgetter
 import numpy as np
+from ..harness.scoring import majority_index
 
 # %% auto #0
 __all__ = ['THINK_END', 'TRACE_START', 'CONTEXT_STEPS', 'clean_response', 'InvalidTarget', 'prepare_target', 'response_lines',
@@ -160,10 +159,10 @@ def score_trace(response: str | bytes | None,  # the model's raw output
 # %% ../../nbs/15_l0_metrics.ipynb #a0b26ed0
 def majority_vote(responses: list[str],  # the voters' raw responses, in voter order
                  ) -> str:
-    "The most frequent cleaned response; ties go to the earliest voter."
+    "The most frequent cleaned response; ties go to the earliest voter (the harness's one vote, `majority_index`)."
     if not len(responses): raise ValueError("majority_vote needs at least one response")
-    counts = Counter(clean_response(r) for r in responses)  # insertion order = first appearance
-    return max(counts.items(), key=itemgetter(1))[0]
+    keys = [clean_response(r) for r in responses]
+    return keys[majority_index(keys)]
 
 # %% ../../nbs/15_l0_metrics.ipynb #570a20bd
 def majvote_at_k(responses: list[str],  # the voters' raw responses, in voter order

@@ -13,7 +13,7 @@ from .analysis import majority_votes, pass_maj_table, per_step_error_rate, survi
 from .published import published_meta, published_splits
 
 # %% auto #0
-__all__ = ['VOTE_WORDS', 'plot_accuracy_vs_steps', 'voting_curves', 'plot_voting', 'plot_survival']
+__all__ = ['VOTE_WORDS', 'plot_accuracy_vs_steps', 'vote_grid', 'voting_curves', 'plot_voting', 'plot_survival']
 
 # %% ../../nbs/15c_l0_plots.ipynb #bb8f9ef3
 def _split_points(scores: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
@@ -59,12 +59,17 @@ def plot_accuracy_vs_steps(scores: pd.DataFrame | None,  # scored responses (Non
 # %% ../../nbs/15c_l0_plots.ipynb #33bad56c
 VOTE_WORDS = {'first': 'the first k voters, as the authors\' release', 'expected': 'expected over k-voter subsets'}  # what legends say
 
+def vote_grid(n: int) -> list[int]:
+    "Voter counts to draw a curve at: every k up to 32, then about ten a factor of ten (1,024 voters: 69 points, not 1,024)."
+    if n <= 32: return list(range(1, n + 1))
+    return sorted(set(range(1, 33)) | {int(round(32 * (n / 32) ** (i / 20))) for i in range(21)} | {n})
+
 def voting_curves(scores: pd.DataFrame,  # scored responses
                   ks=None,  # voters to evaluate (default: 1 to the smallest number of voters of a program)
                   how: str = 'first',  # majvote@k of the first k voters (the authors' release), or 'expected' over k-subsets
                  ) -> pd.DataFrame:
     "pass@k and majvote@k (%), averaged over splits, for each k."
-    if ks is None: ks = range(1, int(scores.groupby("id").size().min()) + 1)
+    if ks is None: ks = vote_grid(int(scores.groupby("id").size().min()))
     ks = list(ks)
     avg = pass_maj_table(scores, ks=ks, how=how).loc["average"]
     maj1 = 100 * majority_votes(scores, 1, how=how).groupby("split")["correct"].mean().mean()  # majvote@1: voter 0, or the single attempt

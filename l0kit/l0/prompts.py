@@ -4,29 +4,42 @@
 
 # %% ../../nbs/14_l0_prompts.ipynb #bdfa7fda
 from __future__ import annotations
+import ast
 from dataclasses import dataclass
-from .tracer import compile_tracer, normalize_program
+from functools import lru_cache
+from .tracer import normalize_program
 from ..harness.prompt import PromptError
 
 # %% auto #0
-__all__ = ['PROMPT_SETUPS', 'THINK_BYPASS_PREFIX', 'number_program', 'format_call', 'Demonstration', 'l0_prompt_text']
+__all__ = ['PROMPT_SETUPS', 'THINK_BYPASS_PREFIX', 'number_program', 'signature', 'format_call', 'Demonstration',
+           'l0_prompt_text']
 
 # %% ../../nbs/14_l0_prompts.ipynb #f541dc23
+@lru_cache(maxsize=4096)  # every voter of an item shows the same numbered program
 def number_program(program: str) -> str:
     "The program with each line prefixed by `L<n> `, `def` on `L1`."
     return '\n'.join(f"L{i} {line}" for i, line in enumerate(normalize_program(program).splitlines(), 1))
 
 # %% ../../nbs/14_l0_prompts.ipynb #3ff57705
+@lru_cache(maxsize=4096)
+def signature(program: str) -> tuple[str, list]:
+    "The function's name and parameter names, read from its `def` line (no compilation: every voter's prompt asks it)."
+    head = normalize_program(program).lstrip('\n').split('\n', 1)[0]
+    try: fn = ast.parse(head + ' pass').body[0]
+    except SyntaxError: raise PromptError(f"the program does not start with a function definition: {head[:80]!r}") from None
+    if not isinstance(fn, ast.FunctionDef): raise PromptError(f"the program does not start with a function definition: {head[:80]!r}")
+    return fn.name, [a.arg for a in fn.args.args]
+
 def format_call(program: str,  # the function's source
                 inputs: dict,  # argument name -> value
                ) -> str:
     "The call `function(a=1, lst_x=[1, 2])` that runs `program` on `inputs`, in signature order."
-    fn, names = compile_tracer(program)
+    name, names = signature(program)
     missing, extra = [n for n in names if n not in inputs], sorted(set(inputs) - set(names))
     if missing or extra:
-        raise PromptError(f"the input does not match the signature {fn.__name__}({', '.join(names)}): "
+        raise PromptError(f"the input does not match the signature {name}({', '.join(names)}): "
                           f"missing {missing}, unexpected {extra}")
-    return f"{fn.__name__}({', '.join(f'{n}={inputs[n]!r}' for n in names)})"
+    return f"{name}({', '.join(f'{n}={inputs[n]!r}' for n in names)})"
 
 # %% ../../nbs/14_l0_prompts.ipynb #315c2404
 @dataclass

@@ -37,7 +37,9 @@ def to_state(value, typ: str):
     raise ValueError(f"unknown state type {typ!r}")
 
 _JSON_WORDS = {"true": "True", "false": "False", "null": "None"}
+
 _JSON_WORD, _NAME = re.compile(r"\b(true|false|null)\b"), re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+
 _LITERAL_NAMES = frozenset({"true", "false", "null", "NaN", "Infinity", "True", "False", "None", "set"})
 
 def _literal(text: str):
@@ -73,6 +75,7 @@ def _balanced(text: str, open_: str, close: str, quotes: bool = True) -> list[st
 
 _LEADING_MARKUP, _TRAILING_MARKUP = re.compile(r"[\s*_`>]*"), re.compile(r"[\s*_`]*")
 
+# %% ../../nbs/22_procbench_parser.ipynb #b79de722
 def _strip_markup(text: str) -> str:
     "`text` without leading whitespace and `*_`>` and trailing whitespace and `*_``."
     text = text[_LEADING_MARKUP.match(text).end():]
@@ -104,9 +107,12 @@ def _drop_note(text: str) -> str:
     return next((text[:m.start()].rstrip() for m in _NOTE.finditer(text) if m.end() >= tail), text)
 
 _SENTENCE_TASKS = ("FillWord", "DeleteWord")
+
 _NUMBER, _RESULT_WORDS = re.compile(r"-?\d[\d,_]*"), re.compile(r"(?i)\b(?:becomes|is now|gives|yields|results in|we get|we have)\b:?")
+
 _QUOTES = re.compile(r"\"([^\"]*)\"|'([^']*)'|`([^`]*)`")
 
+# %% ../../nbs/22_procbench_parser.ipynb #a565433f
 def read_state(text: str,  # a piece of an answer, e.g. the rest of a step line
                typ: str,  # 'str', 'int', 'list[str]' or 'list[int]'
                sentence: bool = False,  # the state is a sentence: do not cut at words such as "becomes"
@@ -182,14 +188,22 @@ def _from_json(text: str, task: Task) -> dict | None:
 
 # %% ../../nbs/22_procbench_parser.ipynb #5485e372
 _FINAL_NOUNS = r"(?:state|answer|result|string|sentence|list|array|counts?|sum|number|value|character|letter|output|array state)"
+
 _FINAL = re.compile(r"(?im)\bfinal(?:\s+" + _FINAL_NOUNS + r")?\**\s*(?:is|:|=)\s*(.*)$")
+
 # `^[\s*#-]*` in one line only: a run of blank lines would otherwise be rescanned from each of its lines
 _TOTAL = re.compile(r"(?im)^(?:[^\S\n]|[*#-])*(?:the\s+)?(?:sum|total)(?:\s+of[^:=\n]*)?\**\s*(?:is|:|=)\s*(.*)$")
+
 _TOTAL_LEAD = re.compile(r"[\s*#-]*")
+
 _INTER_WORD = re.compile(r"(?i)\bintermediate")
+
 _INTER_NOUN = re.compile(r"(?i)\s+(?:states?|results?|strings?|lists?|arrays?|steps?|sentences?|rows?)")
+
 _INTER_PAREN, _INTER_END, _PAREN_STOP = re.compile(r"\s*\("), re.compile(r"(?i)\**\s*(?:are|is|:|=)\s*"), re.compile(r"[)\n]")
+
 _STEP = re.compile(r"(?im)^\s*(?:[-*\u2022]\s*)?(?:\*\*)?(?:step\s*(\d+)|(\d+)\s*[.)])(?:\*\*)?\s*(?:\([^)]*\))?\s*[:.)\-\u2013]?(?:\*\*)?\s*(.*)$")
+
 _BULLET = re.compile(r"(?m)^[^\S\n]*[-*\u2022]\s+(.*)$")   # leading blanks of one line only (see _TOTAL)
 
 def _next_line(text: str, pos: int) -> str:
@@ -221,6 +235,7 @@ def _final_text(text: str, task: Task) -> tuple[str, int] | None:
     if not _strip_markup(rest) or rest.startswith("```"): rest = _next_line(text, end + 1)
     return rest, start
 
+# %% ../../nbs/22_procbench_parser.ipynb #f66084b8
 def _intermediate_label(text: str) -> int | None:
     "Where the first label of the intermediate states ends ('Intermediate states (in order):'), or None."
     seen, stop = {}, [0, -1]              # no ')' or newline in text[stop[0]:stop[1]]
@@ -272,6 +287,7 @@ def _read(task: Task, text: str, final: bool = False):
 
 def _word_char(c: str) -> bool: return c.isalnum() or c == "_"
 
+# %% ../../nbs/22_procbench_parser.ipynb #1365efbf
 def _mentions(task: Task, text: str, final) -> bool:
     "For tasks whose final state has its own type: does this step line state the final result (e.g. 'maay matches')?"
     if task.final_type == task.intermediate_type: return False
