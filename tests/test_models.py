@@ -2,6 +2,7 @@
 (`model`); a real llama.cpp OpenAI-compatible server serving the packaged SmolLM2 GGUF (`server`, default run: it fails,
 saying to run scripts/setup.sh, when the server's packages are missing), alone and beside a server that fails."""
 import json, socket, subprocess, sys, tempfile, threading, time, warnings
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest, requests
 from conftest import missing_server_packages
@@ -196,7 +197,7 @@ def test_lm_eval_local_chat_completions_against_the_llama_server(llama_server, t
     assert r.returncode == 0, r.stderr[-3000:]
     samples = [json.loads(l) for f in (tmp_path / 'res').rglob('samples_l0bench_short*.jsonl') for l in f.read_text().splitlines()]
     assert len(samples) == 2 and all(s['resps'][0][0] for s in samples)
-    run = tmp_path / 'run'
+    run = tmp_path / 'run'; run.mkdir()
     write_meta(run, new_run_meta('l0', bench.settings(), vars(RunConfig()) | {'voters': 1}, 'lm-eval', 'lm-eval', {}, False,
                                  str(tmp_path / 'data'), 'short', 2))
     append_records(run, [Record(id=s['doc']['id'], voter=s['doc']['voter'], response=s['resps'][0][0], split='short',
