@@ -7,6 +7,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
 l0kit generate --preset small --out data/small --seed 0 --show --quiet
-l0kit eval --data data/small --split short --model smollm2 --voters 2 --shots 2 --limit 3 --out runs/demo-smollm2-short
+l0kit eval --data data/small --split short --model smollm2 --voters 2 --set shots=2 --limit 3 --out runs/demo-smollm2-short
 l0kit report runs/demo-smollm2-short
 l0kit view runs/demo-smollm2-short --show
