@@ -23,4 +23,4 @@ def test_the_pattern_finds_what_it_must():
     "The check itself: a path printed by a warning is found, a URL path or a relative one is not."
     assert MACHINE_PATH.search('"/' + 'work/main/l0kit/harness/openai_http.py:165: ServerFailover"')  # built in parts: this file names no machine
     assert MACHINE_PATH.search("Path('/home/ci/shared/seeds')")
-    assert not any(MACHINE_PATH.search(s) for s in ('../shared/seeds', 'http://x.org' + '/work' + '/y', 'tests/data/work/a', '/tmp/x'))
+    assert not any(MACHINE_PATH.search(s) for s in ('../shared/seeds', 'http://x.org' + '/work' + '/y', 'tests/data/' + 'work/a', '/tmp/x'))
