@@ -291,6 +291,7 @@ def simulate_core_response(meta: dict, correct: bool, rng: random.Random) -> str
 class CoreSimulatedModel(SimulatedModel):
     "Answers CoRE prompts right with given probabilities, in the prompting method's format (not a language model)."
     label, defaults = 'core-simulated', {'output_accuracy': 0.9, 'probe_accuracy': 0.5, 'seed': 0}
+    probabilities = ('output_accuracy', 'probe_accuracy')
 
     def answer(self, prompt, rng) -> tuple[str, dict]:
         "A right answer with the item kind's probability, else a plausible wrong value, in the method's format."

@@ -125,6 +125,7 @@ class SimulatedModel(Model):
     kind, simulated, batch_size = 'chat', True, 64
     label: str = 'simulated'  # the model's name before its options
     defaults: dict = {'seed': 0}  # the options it takes, with their defaults (their types are the defaults')
+    probabilities: tuple = ()  # the options that are probabilities, checked to lie in [0, 1]
 
     def __init__(self, **options):
         for k, v in {**self.defaults, **options}.items(): setattr(self, k, v)
@@ -149,10 +150,9 @@ class SimulatedModel(Model):
         return model
 
     def check(self):
-        "Raise `ModelSpecError` for option values that cannot work (default: rates and accuracies outside [0, 1])."
-        for k, v in self.options.items():
-            if any(w in k for w in ('rate', 'accuracy', 'slip')) and not 0 <= v <= 1:
-                raise ModelSpecError(f"{self.label} option {k} must be between 0 and 1, got {v}")
+        "Raise `ModelSpecError` for option values that cannot work (default: a declared probability outside [0, 1])."
+        for k in self.probabilities:
+            if not 0 <= self.options[k] <= 1: raise ModelSpecError(f"{self.label} option {k} must be between 0 and 1, got {self.options[k]}")
 
     def answer(self, prompt: Prompt, rng: random.Random) -> tuple[str, dict]:
         "The simulated answer to `prompt` and what it injected (kept in the record's meta)."

@@ -79,7 +79,7 @@ def simulate_response(program: str,  # the program
 class L0SimulatedModel(SimulatedModel):
     "The tracer with controlled per-step errors, labelled `simulated` everywhere."
     kind, label = 'base', 'simulated'
-    defaults = {'rate': 0.02, 'kinds': '+'.join(ERROR_KINDS), 'seed': 0, 'style': 'plain'}
+    defaults, probabilities = {'rate': 0.02, 'kinds': '+'.join(ERROR_KINDS), 'seed': 0, 'style': 'plain'}, ('rate',)
 
     def check(self):
         "Rates in [0, 1], known error kinds (a tuple, or joined by '+'), a known style."

@@ -151,7 +151,7 @@ from .tasks import solve
 
 class ProcBenchSimulatedModel(SimulatedModel):
     "Answers ProcBench prompts from the question text with the kit's solver, corrupting a state at `error_rate` (not a language model)."
-    label, defaults = 'procbench-simulated', {'error_rate': 0.1, 'seed': 0}
+    label, defaults, probabilities = 'procbench-simulated', {'error_rate': 0.1, 'seed': 0}, ('error_rate',)
 
     def answer(self, prompt, rng) -> tuple[str, dict]:
         "The kit's solution of the prompt's question, a state corrupted with probability `error_rate`."

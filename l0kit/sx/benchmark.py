@@ -272,7 +272,7 @@ def generate(self: SXBenchmark, out, config=None, limit=None, seed=None, workers
 # %% ../../nbs/34_sx_benchmark.ipynb #e050d4c8
 class SXSimulatedModel(SimulatedModel):
     "Answers SX prompts from the prompt's expected answers, each right with probability `accuracy` (not a language model)."
-    label, defaults = 'sx-simulated', {'accuracy': 0.9, 'seed': 0}
+    label, defaults, probabilities = 'sx-simulated', {'accuracy': 0.9, 'seed': 0}, ('accuracy',)
 
     def answer(self, p, rng) -> tuple[str, dict]:
         "Each expected answer kept with probability `accuracy`, else a judgement flipped or a count off by one or two."

@@ -55,7 +55,7 @@ def make_item(i: int, split: str, n: int, rng: random.Random) -> dict:
 
 class SumsSimulated(SimulatedModel):
     "Each value right with probability 1 - rate; a slip carries into every later value (not a language model)."
-    label, defaults = 'sums-simulated', {'rate': 0.1, 'seed': 0}
+    label, defaults, probabilities = 'sums-simulated', {'rate': 0.1, 'seed': 0}, ('rate',)
 
     def answer(self, prompt, rng) -> tuple[str, dict]:
         off, vals = 0, []
