@@ -333,9 +333,9 @@ def stream(self: OpenAIModel, jobs,  # an iterable of (key, prompt, seed), read 
     sampled = params.temperature > 0
     jobs = ((k, Prompt.coerce(p), s if sampled else None) for k, p, s in jobs)
     answers, n = queue.SimpleQueue(), [0]
-    def poll(wait):  # hands the answers that arrived to on_result, here, in the caller's thread
-        try: got = [answers.get(timeout=wait)] if wait else []
-        except queue.Empty: return
+    def poll(wait):  # hands the answers that arrived to on_result, here, in the caller's thread, in batches
+        if wait: time.sleep(wait)  # one wake-up per period, not one per answer: each wake-up takes the GIL from the event loop
+        got = []
         while True:
             try: got.append(answers.get_nowait())
             except queue.Empty: break

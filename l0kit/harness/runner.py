@@ -164,8 +164,7 @@ def build_prompt(benchmark, model, run: RunConfig, item: dict, voter: int) -> Pr
     p = Prompt.coerce(benchmark.build_prompt(item, voter, run.seed))
     meta = {'id': item['id'], 'voter': voter, **p.meta}
     if run.reasoning: meta.pop('stop_after', None)  # a thinking model may write the line while it thinks
-    p = dataclasses.replace(p, meta=meta)
-    return dataclasses.replace(p, max_new_tokens=generation_budget(p, model, run))
+    return dataclasses.replace(p, meta=meta, max_new_tokens=generation_budget(p, model, run))  # the budget reads the benchmark's meta
 
 def build_prompts(benchmark, model, run: RunConfig, pairs: list) -> list:
     "The prompts of (item, voter) pairs, with the runner's ids in their meta and the run's budgets."

@@ -98,6 +98,15 @@ class L0Benchmark(Benchmark):
 def _traces(item):
     return item.get('demo_traces') or [trace_program(item['program'], d) for d in item['demonstrations']]
 
+def _item_demos(bench, item: dict) -> list:
+    "The item's pool of demonstrations, made once per item (each keeps its formatted text: 31 voters format each example once)."
+    cache = bench.__dict__.setdefault('_demos', {})
+    hit = cache.get(item['id'])
+    if hit is None or hit[0] is not item:
+        if len(cache) >= 4096: cache.clear()  # a stream of items (training) does not grow it without end
+        hit = cache[item['id']] = (item, [Demonstration(x, t) for x, t in zip(item['demonstrations'], _traces(item))])
+    return hit[1]
+
 def l0_demonstrations(bench: L0Benchmark, item: dict, voter: int, seed: int = 0) -> list:
     "The demonstrations `voter` is shown for `item`: drawn from its pool, or other programs' under variation 1."
     c = bench.config
@@ -107,8 +116,8 @@ def l0_demonstrations(bench: L0Benchmark, item: dict, voter: int, seed: int = 0)
         if len(others) < c.shots: raise ConfigError(f"task variation 1 needs {c.shots} other programs in the split; it has {len(others)}")
         chosen = random.Random(voter_seed(seed, item['id'], voter)).sample(range(len(others)), c.shots)
         return [Demonstration(others[i]['demonstrations'][0], _traces(others[i])[0], others[i]['program']) for i in chosen]
-    pool, traces = min(c.pool_size, len(item['demonstrations'])), _traces(item)
-    return [Demonstration(item['demonstrations'][i], traces[i]) for i in draw_demonstrations(seed, item['id'], voter, pool, c.shots)]
+    demos = _item_demos(bench, item)
+    return [demos[i] for i in draw_demonstrations(seed, item['id'], voter, min(c.pool_size, len(demos)), c.shots)]
 
 # %% ../../nbs/17_l0_benchmark.ipynb #a5bd43f6
 @patch

@@ -5,7 +5,7 @@
 # %% ../../nbs/14_l0_prompts.ipynb #bdfa7fda
 from __future__ import annotations
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from .tracer import normalize_program
 from ..harness.prompt import PromptError
@@ -48,6 +48,7 @@ class Demonstration:
     inputs: dict  # argument name -> value
     trace: list  # trace lines `L<n>,...`
     program: str | None = None  # None: the test program
+    text: tuple | None = field(default=None, repr=False, compare=False)  # (program, its example text) once formatted
 
 # %% ../../nbs/14_l0_prompts.ipynb #c6189b2b
 PROMPT_SETUPS = ('default', 'variation_1', 'variation_2', 'zero_shot_v1', 'zero_shot_v2', 'zero_shot_v3')
@@ -85,7 +86,10 @@ _ZERO_SHOT = {
 def _block(text: str) -> str: return f"```\n{text}\n```"
 
 def _example(program: str, demo: Demonstration) -> str:
-    return f"Input:\n{_block(format_call(program, demo.inputs))}\nOutput:\n{_block(chr(10).join(demo.trace))}"
+    "The example's text (kept on the demonstration: a benchmark that reuses its demonstrations formats each once, not once per voter)."
+    if demo.text is None or demo.text[0] != program:
+        demo.text = (program, f"Input:\n{_block(format_call(program, demo.inputs))}\nOutput:\n{_block(chr(10).join(demo.trace))}")
+    return demo.text[1]
 
 # %% ../../nbs/14_l0_prompts.ipynb #002d3c84
 def l0_prompt_text(program: str,  # the test program
