@@ -1731,6 +1731,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                              'l0kit.train.prompt_of': ('train.html#prompt_of', 'l0kit/train.py'),
                              'l0kit.train.register_cli': ('train.html#register_cli', 'l0kit/train.py'),
                              'l0kit.train.save_organism': ('train.html#save_organism', 'l0kit/train.py'),
+                             'l0kit.train.token_accuracy': ('train.html#token_accuracy', 'l0kit/train.py'),
+                             'l0kit.train.token_kind': ('train.html#token_kind', 'l0kit/train.py'),
                              'l0kit.train.trace_alphabet': ('train.html#trace_alphabet', 'l0kit/train.py'),
                              'l0kit.train.train': ('train.html#train', 'l0kit/train.py'),
                              'l0kit.train.train_command': ('train.html#train_command', 'l0kit/train.py'),

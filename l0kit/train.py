@@ -11,15 +11,15 @@ import l0kit
 from .harness.config import ConfigError, YamlConfig, check_value, safe_name
 from .harness.prompt import Prompt, render_chat
 from .l0.generator import GenConfig, ProgramGenerator
-from .l0.dataset import L0DataConfig, SplitSpec, make_candidate
-from .l0.prompts import l0_prompt_text, PROMPT_SETUPS
+from .l0.dataset import L0DataConfig, SplitSpec, make_candidate, make_demonstrations
+from .l0.prompts import PROMPT_SETUPS
 
 # %% auto #0
 __all__ = ['ORGANISM_GEN', 'SPECIALS', 'PIECE', 'CHAT_TEMPLATE', 'TRAIN_PRESETS', 'organism_gen', 'trace_alphabet',
            'make_tokenizer', 'TrainConfig', 'get_train_preset', 'training_examples', 'prompt_of', 'encode_example',
            'collate', 'make_model', 'n_params', 'lr_at', 'organisms_dir', 'default_out', 'machine', 'model_card',
-           'save_organism', 'load_card', 'train', 'checkpoint_path', 'train_command', 'register_cli', 'organism_rows',
-           'mean_reward', 'grpo_organism']
+           'save_organism', 'load_card', 'train', 'checkpoint_path', 'train_command', 'register_cli', 'token_kind',
+           'token_accuracy', 'organism_rows', 'mean_reward', 'grpo_organism']
 
 # %% ../nbs/70_train.ipynb #3119c963
 from .l0.dataset import LADDER_GEN
@@ -70,12 +70,15 @@ class TrainConfig(YamlConfig):
     name: str = 'custom'
     gen: GenConfig = field(default_factory=organism_gen)  # the programs trained on
     max_target_steps: int = 40   # longest target trace trained on (the ladder goes beyond)
-    setup: str = 'default'       # the L0 prompt setup the organism reads (as `l0kit eval --setup`)
+    setup: str = 'default'       # the L0 prompt setup the organism reads (as `l0kit eval --set setup=S`)
+    shots: int = 4               # demonstrations in each prompt (as `l0kit eval --set shots=N`; the paper's 4; 0: zero-shot)
+    demo_loss: bool = True       # learn the demonstrations' traces too, not only the test trace: five traces per prompt at 4 shots
+    max_example_tokens: int = 1024  # longest training example (prompt and traces) in tokens: longer ones are skipped
     hidden_size: int = 128
     layers: int = 4
     heads: int = 4
     intermediate_size: int = 512
-    context: int = 2048          # positions (prompt plus trace)
+    context: int = 4096          # positions: the ladder's longest prompts with their demonstrations run to about 3,600 tokens
     steps: int = 1000            # optimiser steps
     batch_size: int = 16         # programs per step
     lr: float = 2e-3
@@ -89,9 +92,11 @@ class TrainConfig(YamlConfig):
         if not isinstance(self.gen, GenConfig): raise ConfigError(f"TrainConfig.gen must be a mapping of GenConfig fields, got {self.gen!r}")
         c = lambda n, *a, **k: check_value('TrainConfig', n, getattr(self, n), *a, **k)
         c('name', str); safe_name(self.name, 'TrainConfig.name')
-        for n in ('max_target_steps', 'hidden_size', 'layers', 'heads', 'intermediate_size', 'context', 'steps', 'batch_size', 'threads'):
+        for n in ('max_target_steps', 'hidden_size', 'layers', 'heads', 'intermediate_size', 'context', 'steps', 'batch_size', 'threads', 'max_example_tokens'):
             c(n, int, minimum=1)
         c('setup', str, choices=[s for s in PROMPT_SETUPS if s != 'variation_1' and s != 'variation_2'])
+        c('shots', int, minimum=0, maximum=self.gen.num_demonstrations); c('demo_loss', bool)
+        if self.setup.startswith('zero_shot') and self.shots: raise ConfigError(f"TrainConfig.setup {self.setup!r} takes no demonstrations: set shots to 0")
         c('lr', float, minimum=0); c('weight_decay', float, minimum=0); c('warmup', int, minimum=0); c('seed', int, minimum=0)
         if self.hidden_size % self.heads: raise ConfigError(f"TrainConfig.hidden_size ({self.hidden_size}) must be a multiple of heads ({self.heads})")
         if self.max_target_steps > self.gen.max_trace_steps:
@@ -103,8 +108,8 @@ class TrainConfig(YamlConfig):
 def _in_test() -> bool: return bool(os.environ.get('IN_TEST'))
 
 TRAIN_PRESETS = {
-    'quick': lambda: TrainConfig('quick', hidden_size=128, layers=4, heads=4, intermediate_size=512, steps=400, batch_size=16, lr=2e-3, warmup=40),
-    'full': lambda: TrainConfig('full', hidden_size=128, layers=5, heads=4, intermediate_size=512, steps=2200, batch_size=16, lr=2e-3, warmup=100),
+    'quick': lambda: TrainConfig('quick', hidden_size=128, layers=4, heads=4, intermediate_size=512, steps=450, batch_size=16, lr=3e-3, warmup=50),
+    'full': lambda: TrainConfig('full', hidden_size=128, layers=4, heads=4, intermediate_size=512, steps=2800, batch_size=16, lr=3e-3, warmup=100),
 }
 _TEST_SIZE = dict(hidden_size=32, layers=2, heads=2, intermediate_size=64, steps=6, batch_size=4, warmup=2)
 
@@ -117,38 +122,65 @@ def get_train_preset(name: str, small: bool | None = None) -> TrainConfig:
 
 # %% ../nbs/70_train.ipynb #cd2d0034
 def training_examples(cfg: TrainConfig, start: int = 0):
-    "The endless, deterministic stream of (candidate index, program item) the organism trains on: traces of at most `max_target_steps` steps."
+    "The endless, deterministic stream of program items the organism trains on: test traces of at most `max_target_steps` steps, with their demonstrations' inputs."
     dc = L0DataConfig('organism-train', cfg.gen, [SplitSpec('train', 1, cfg.max_target_steps, 1)])
-    gen, i = ProgramGenerator(cfg.gen), start
+    gen, i, seed = ProgramGenerator(cfg.gen), start, f"organism-train-{cfg.seed}"
     fits = lambda lo, hi: lo <= cfg.max_target_steps
     while True:
-        cand = make_candidate(dc, gen, f"organism-train-{cfg.seed}", i, fits)
-        if cand is not None and cand['steps'] <= cfg.max_target_steps: yield cand
+        cand = make_candidate(dc, gen, seed, i, fits)
+        if cand is not None and cand['steps'] <= cfg.max_target_steps:
+            demos = make_demonstrations(dc, cand, seed)  # as the data set builder draws them
+            if demos is not None: yield {**cand, 'id': f"train-{i}", 'demonstrations': demos}
         i += 1
 
 # %% ../nbs/70_train.ipynb #19be71c7
-def prompt_of(item: dict, setup: str = 'default') -> Prompt:
-    "The zero-shot L0 prompt of an item, exactly as `L0Benchmark.build_prompt` makes it with `shots=0`."
-    return Prompt([{'role': 'user', 'content': l0_prompt_text(item['program'], item['test_input'], [], setup)}])
+_BENCHES = {}
 
-def encode_example(item: dict, tok, setup: str = 'default') -> tuple[list[int], int]:
-    "Token ids of prompt + trace + end, and where the trace starts (loss is taken from there on)."
-    p = tok(render_chat(prompt_of(item, setup), tok), add_special_tokens=False)['input_ids']
-    a = tok('\n'.join(item['target']) + '\n', add_special_tokens=False)['input_ids'] + [tok.eos_token_id]
-    if tok.unk_token_id in p + a:
+def _l0(setup: str, shots: int):
+    "The L0 benchmark that `l0kit eval --set setup=S --set shots=N` runs (one per setting, kept)."
+    from l0kit.harness.benchmark import get_benchmark
+    if (setup, shots) not in _BENCHES: _BENCHES[setup, shots] = get_benchmark('l0', {'setup': setup, 'shots': shots})
+    return _BENCHES[setup, shots]
+
+def prompt_of(item: dict, setup: str = 'default', shots: int = 4, voter: int = 0) -> Prompt:
+    "The L0 prompt `voter` is shown for an item under `l0kit eval --set setup=S --set shots=N`: the benchmark's own `build_prompt`."
+    return _l0(setup, shots).build_prompt(item, voter, 0)
+
+# %% ../nbs/70_train.ipynb #2abeb151
+def _trace_spans(text: str, demos: list) -> list[tuple[int, int]]:
+    "Character spans of the demonstrations' traces in the rendered prompt, each with the newline that ends its last line."
+    spans, at = [], 0
+    for d in demos:
+        body = '\n'.join(d.trace) + '\n'
+        at = text.find('Output:\n```\n' + body + '```', at)
+        if at < 0: raise ConfigError("a demonstration's trace is not in the prompt as `Output:` and a fenced block: this setup cannot learn its demonstrations (set demo_loss to false)")
+        at += len('Output:\n```\n'); spans.append((at, at + len(body))); at += len(body)
+    return spans
+
+def encode_example(item: dict, tok, setup: str = 'default', shots: int = 4, voter: int = 0, demo_loss: bool = False) -> tuple[list[int], list[int]]:
+    "Token ids of prompt, trace and end, and their labels: the test trace (with `demo_loss`, the demonstrations' traces too) to learn, -100 elsewhere."
+    from l0kit.l0.benchmark import l0_demonstrations
+    bench = _l0(setup, shots)
+    text = render_chat(bench.build_prompt(item, voter, 0), tok)
+    answer = '\n'.join(item['target']) + '\n'
+    enc = tok(text + answer, add_special_tokens=False, return_offsets_mapping=True)
+    ids = enc['input_ids'] + [tok.eos_token_id]
+    if tok.unk_token_id in ids:
         raise ConfigError(f"the tokenizer does not know a piece of program {item['index']} (an <|unk|>): the trace alphabet needs updating")
-    return p + a, len(p)
+    spans = (_trace_spans(text, l0_demonstrations(bench, item, voter, 0)) if demo_loss else []) + [(len(text), len(text) + len(answer))]
+    learn = [any(a <= s and e <= b for a, b in spans) for s, e in enc['offset_mapping']] + [True]
+    return ids, [t if keep else -100 for t, keep in zip(ids, learn)]
 
 # %% ../nbs/70_train.ipynb #f8ae65ed
 def collate(examples: list, pad_id: int):
-    "Right-padded input ids, attention mask and labels (-100 on prompt and padding)."
+    "Right-padded input ids, attention mask and labels (-100 where nothing is learned and on padding)."
     import torch
     width = max(len(ids) for ids, _ in examples)
     ids = torch.full((len(examples), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(examples), width), dtype=torch.long)
     labels = torch.full((len(examples), width), -100, dtype=torch.long)
-    for r, (x, start) in enumerate(examples):
-        ids[r, :len(x)] = torch.tensor(x); mask[r, :len(x)] = 1; labels[r, start:len(x)] = torch.tensor(x[start:])
+    for r, (x, y) in enumerate(examples):
+        ids[r, :len(x)] = torch.tensor(x); mask[r, :len(x)] = 1; labels[r, :len(y)] = torch.tensor(y)
     return ids, mask, labels
 
 # %% ../nbs/70_train.ipynb #c4a1d2c2
@@ -198,15 +230,15 @@ def model_card(card: dict) -> str:
         f"# {card['name']}: {card['description']}",
         "",
         "Not one of the L0-Bench paper's LLMs: a small decoder-only transformer (Llama architecture, `transformers`) trained "
-        "from scratch by `l0kit train` on L0 programs and exact traces that the kit generated. It reads the kit's zero-shot "
-        f"L0 prompt (setup `{c['setup']}`, 0 demonstrations) and writes the trace.",
+        "from scratch by `l0kit train` on L0 programs and exact traces that the kit generated. It reads the kit's "
+        f"L0 prompt (setup `{c['setup']}`, {c.get('shots', 0)} demonstrations of the same program) and writes the trace.",
         "",
         "## Data",
         f"- programs of {g['min_code_lines']}-{g['max_code_lines']} lines, lists of {g['min_list_len']}-{g['max_list_len']} "
         f"numbers below {g['max_num']}, while bounds below {g['max_while_loop']}; test traces of at most {c['max_target_steps']} steps "
         f"(mean {card['mean_target_steps']})",
         f"- {card['programs']:,} programs (a fresh one each time), {card['tokens']:,} tokens read, {card['trace_tokens']:,} of them trace tokens "
-        "(the loss is on trace tokens only)",
+        f"(the loss is on trace tokens only: {'the test trace and the demonstrations' if c.get('demo_loss') else 'the test trace'})",
         "",
         "## Model and training",
         f"- {card['parameters']:,} parameters: hidden {c['hidden_size']}, {c['layers']} layers, {c['heads']} heads, MLP {c['intermediate_size']}, "
@@ -219,7 +251,7 @@ def model_card(card: dict) -> str:
         "## Evaluate it like an LLM",
         "```",
         "l0kit generate --preset ladder --out ladder",
-        f"l0kit eval --model hf:PATH --data ladder --split SPLIT --set shots=0 --set setup={c['setup']} --voters 1 --out RUN",
+        f"l0kit eval --model hf:PATH --data ladder --split SPLIT --set shots={c.get('shots', 0)} --set setup={c['setup']} --voters 1 --out RUN",
         "```",
         "The full configuration and the loss curve are in `train_card.json`.", ""])
 
@@ -285,9 +317,11 @@ def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, che
     model.train()
     for step in bar:
         batch = []
-        for _ in range(cfg.batch_size):
+        while len(batch) < cfg.batch_size:
             item = next(stream)
-            batch.append(encode_example(item, tok, cfg.setup)); steps_seen.append(item['steps'])
+            ex = encode_example(item, tok, cfg.setup, cfg.shots, item['index'] % 64, cfg.demo_loss)  # voters 0-63: demonstrations in every order
+            if len(ex[0]) > cfg.max_example_tokens: continue
+            batch.append(ex); steps_seen.append(item['steps'])
         ids, mask, labels = collate(batch, tok.pad_token_id)
         if ids.shape[1] > cfg.context: raise ConfigError(f"a training example has {ids.shape[1]} tokens, more than the context {cfg.context}")
         for g in opt.param_groups: g['lr'] = lr_at(cfg, step)
@@ -316,7 +350,7 @@ def train_command(args) -> int:
     card = train(cfg, args.out, progress=not args.quiet, force=args.force, checkpoint_every=args.checkpoint_every)
     print(f"{card['description']} ({card['name']}): {card['steps']} steps, {card['tokens']:,} tokens, final loss {card['final_loss']}, "
           f"{card['seconds']} s ({card['tokens_per_second']:,.0f} tokens/s)\nsaved to {card['path']}; evaluate it with "
-          f"`l0kit eval --model hf:{card['path']} --set shots=0 --voters 1 --data DATA --split SPLIT --out RUN`")
+          f"`l0kit eval --model hf:{card['path']} --set shots={card['config']['shots']} --voters 1 --data DATA --split SPLIT --out RUN`")
     return 0
 
 def register_cli(subparsers):
@@ -332,12 +366,35 @@ def register_cli(subparsers):
     p.add_argument('--quiet', action='store_true', help='no progress bar')
     p.set_defaults(func=train_command)
 
+# %% ../nbs/70_train.ipynb #b3ffbba3
+def token_kind(piece: str, previous: str) -> str:
+    "The kind of a trace token: `label`, `variable` (the name after a label's comma), `digit` or `other`."
+    if re.fullmatch(r'L\d+', piece): return 'label'
+    if previous == ',' and re.fullmatch(r'[A-Za-z_]+', piece) and piece not in ('True', 'False'): return 'variable'
+    return 'digit' if piece.isdigit() else 'other'
+
+def token_accuracy(model_dir, items: list, setup: str = 'default', shots: int = 4, threads: int = 2) -> dict:
+    "Teacher-forced next-token accuracy on the items' test traces, by kind: {kind: (right, total)}."
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    torch.set_num_threads(threads)
+    tok, model = AutoTokenizer.from_pretrained(model_dir), AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    counts = {}
+    for it in items:
+        ids, labels = encode_example(it, tok, setup, shots)
+        with torch.no_grad(): guess = model(torch.tensor([ids])).logits[0].argmax(-1).tolist()
+        pieces = tok.convert_ids_to_tokens(ids)
+        for i in range(1, len(ids)):
+            if labels[i] == -100 or ids[i] == tok.eos_token_id: continue
+            right, total = counts.get(k := token_kind(pieces[i], pieces[i - 1]), (0, 0))
+            counts[k] = (right + (guess[i - 1] == ids[i]), total + 1)
+    return counts
+
 # %% ../nbs/70_train.ipynb #4442e44d
-def organism_rows(items: list, setup: str = 'default') -> list[dict]:
-    "The kit's RL rows (`rl_rows`) of L0 items, with the zero-shot prompt the organism reads."
+def organism_rows(items: list, setup: str = 'default', shots: int = 4) -> list[dict]:
+    "The kit's RL rows (`rl_rows`) of L0 items, with the prompt the organism reads (its card's setup and shots)."
     from l0kit.bridges.rl import rl_rows
-    from l0kit.harness.benchmark import get_benchmark
-    return rl_rows(get_benchmark('l0', {'shots': 0, 'setup': setup}), [{'demonstrations': [], **it} for it in items])
+    return rl_rows(_l0(setup, shots), items)
 
 def mean_reward(model_dir, rows: list, mode: str = 'partial', threads: int = 2) -> float:
     "The mean reward (`reward_function(mode)`) of the model's greedy answers to RL rows, through the `hf:` backend."

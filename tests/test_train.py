@@ -49,13 +49,22 @@ def test_card_records_data_steps_tokens_loss_time_machine(organism):
     readme = (organism / 'README.md').read_text()
     assert f"a {card['parameters']:,}-parameter model trained by the kit on its own traces" in readme
 
-def test_loss_is_on_the_trace_only():
-    "The labels start where the trace starts: the prompt is what the hf backend renders, so it is not learned."
+def test_loss_is_on_the_traces_only():
+    "What is learned is the test trace and the demonstrations' traces, as the tracer writes them (run here apart from the encoder); the rest of the prompt is not."
+    from l0kit.l0.tracer import trace_program
     cfg = get_train_preset('quick', small=True)
     tok = make_tokenizer()
     item = next(training_examples(cfg))
-    ids, start = encode_example(item, tok)
-    assert tok.decode(ids[:start]).endswith('<|assistant|>\n') and tok.decode(ids[start:]).startswith('L2,')
+    ids, labels = encode_example(item, tok, shots=4, voter=5, demo_loss=True)
+    learned = [l for l in tok.decode([t for t in labels if t != -100], skip_special_tokens=True).split('\n') if l]
+    traces = [trace_program(item['program'], d) for d in item['demonstrations']] + [item['target']]
+    assert sorted(learned) == sorted(l for t in traces for l in t)
+    assert labels[-1] == tok.eos_token_id and ids[-1] == tok.eos_token_id          # the end is learned: the model stops
+    first = labels.index(next(t for t in labels if t != -100))
+    assert tok.decode(ids[:first]).endswith('Output:\n```\n')                      # nothing before the first demonstration's trace
+    ids, labels = encode_example(item, tok, shots=4, voter=5, demo_loss=False)
+    start = next(i for i, t in enumerate(labels) if t != -100)
+    assert tok.decode(ids[:start]).endswith('<|assistant|>\n') and tok.decode(ids[start:], skip_special_tokens=True) == '\n'.join(item['target']) + '\n'
 
 def test_refuses_to_overwrite_and_says_so_in_one_line(organism):
     r = l0kit_cli('train', '--preset', 'quick', '--out', str(organism), '--quiet', env={'IN_TEST': '1'})
@@ -82,7 +91,7 @@ def test_eval_on_a_ladder_split_through_the_cli(organism, tmp_path):
     data = tmp_path / 'ladder'
     r = l0kit_cli('generate', '--preset', 'ladder', '--limit', '3', '--out', str(data), '--quiet')
     assert r.returncode == 0, r.stderr
-    r = l0kit_cli('eval', '--model', f'hf:{organism},threads=2', '--data', str(data), '--split', 'steps_01_04', '--set', 'shots=0',
+    r = l0kit_cli('eval', '--model', f'hf:{organism},threads=2', '--data', str(data), '--split', 'steps_01_04',
                   '--voters', '1', '--out', str(tmp_path / 'run'), '--no-progress')
     assert r.returncode == 0, r.stderr
     rows = [json.loads(l) for l in (tmp_path / 'run' / 'responses.jsonl').read_text().splitlines()]
