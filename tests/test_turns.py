@@ -158,10 +158,20 @@ def test_a_changed_follow_up_on_resume_is_an_error(tmp_path):
         run(Changed(), Scripted(b, SCRIPT), tmp_path / 'run')
 
 
-def test_batch_files_refuse_several_turns(tmp_path):
+def test_one_prompt_per_pair_paths_refuse_several_turns(tmp_path):
+    "A batch file and the bridges that generate outside the runner hold one prompt per pair: they refuse, rather than score turn 1."
     from l0kit.harness.batch import export_batch
-    with pytest.raises(RunError, match='takes up to 3 model turns'):
-        export_batch(Countdown(), Countdown().load(), tmp_path / 'run', tmp_path / 'b.jsonl', 'openai:gpt-x')
+    from l0kit.harness.config import ConfigError
+    from l0kit.bridges.rl import rl_rows
+    from l0kit.bridges.verifiers import env_rows
+    from l0kit.bridges.lmeval import lmeval_docs, TokenCounter
+    b, items = Countdown(), Countdown().load()
+    with pytest.raises(ConfigError, match='takes up to 3 model turns per .* a batch file holds one prompt per pair'):
+        export_batch(b, items, tmp_path / 'run', tmp_path / 'b.jsonl', 'openai:gpt-x')
+    for make in (lambda: rl_rows(b, items), lambda: env_rows(b, items), lambda: lmeval_docs(b, items, RunConfig(), 1, TokenCounter())):
+        with pytest.raises(ConfigError, match='takes up to 3 model turns'): make()
+    class One(Countdown): max_turns = 1
+    assert len(rl_rows(One(), items)) == 2  # a one-turn benchmark goes through
 
 
 # --- CoRE: RHDA-1 and RHDA-2 -------------------------------------------------------------------------------------
@@ -289,3 +299,11 @@ def test_page_shows_every_turn(tmp_path):
         assert br.js("document.querySelectorAll('details.turns').length") == 0
     finally:
         br.close()
+
+
+def test_inspect_bridge_refuses_several_turns():
+    pytest.importorskip('inspect_ai')
+    from l0kit.bridges.inspect import kit_samples
+    from l0kit.harness.config import ConfigError
+    with pytest.raises(ConfigError, match='an Inspect task holds one prompt per pair'):
+        kit_samples(Countdown(), Countdown().load())

@@ -13,7 +13,7 @@ from .runs import RunError, Shard, append_records, run_lock
 from .config import read_lines, shown
 
 # %% auto #0
-__all__ = ['BatchModel', 'custom_id', 'one_turn', 'export_batch', 'completion_from_batch_line', 'import_batch']
+__all__ = ['BatchModel', 'custom_id', 'export_batch', 'completion_from_batch_line', 'import_batch']
 
 # %% ../../nbs/06a_batch.ipynb #f8397961
 class BatchModel(Model):
@@ -35,17 +35,11 @@ class BatchModel(Model):
 # %% ../../nbs/06a_batch.ipynb #9e9d2f06
 def custom_id(item_id: str, voter: int) -> str: return f"{voter}:{item_id}"
 
-def one_turn(benchmark):
-    "Raise `RunError` for a benchmark of several model turns per (item, voter): a batch file holds one request per pair."
-    if benchmark.max_turns > 1:
-        raise RunError(f"{benchmark.name} with these settings takes up to {benchmark.max_turns} model turns per (item, voter), each "
-                       "prompt built from the answer before it; a batch file holds one request per pair: run it with `l0kit eval` "
-                       "without --export-batch / --import-batch")
 
 def export_batch(benchmark, items: list, out, batch_file, spec: str, run: RunConfig | None = None, data: str = '', split: str = '',
                  limit: int | None = None, shard: Shard | str | None = None) -> int:
     "Write the run's pending requests to `batch_file` (OpenAI Batch API JSONL); the number written."
-    one_turn(benchmark)
+    from l0kit.harness.benchmark import one_turn; one_turn(benchmark, 'a batch file')
     run, shard = run or RunConfig(), shard if isinstance(shard, Shard) else Shard.parse(shard)
     model, voters = BatchModel(spec), run.voters or benchmark.default_voters
     params = GenerationParams(temperature=run.decoding_temperature, top_p=run.top_p, stop=list(run.stop))
@@ -102,7 +96,7 @@ def _read_lines(batch_file) -> list[tuple[int, dict]]:
 def import_batch(benchmark, items: list, out, batch_file, spec: str, run: RunConfig | None = None, data: str = '', split: str = '',
                  limit: int | None = None, shard: Shard | str | None = None) -> dict:
     "Read a Batch API results file into the run folder, all or nothing; counts of added, failed and already present responses."
-    one_turn(benchmark)
+    from l0kit.harness.benchmark import one_turn; one_turn(benchmark, 'a batch file')
     run, shard = run or RunConfig(), shard if isinstance(shard, Shard) else Shard.parse(shard)
     model, voters = BatchModel(spec), run.voters or benchmark.default_voters
     rows = _read_lines(batch_file)

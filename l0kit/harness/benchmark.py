@@ -17,8 +17,8 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['THINK_END', 'CARD', 'BENCHMARKS', 'NoConfig', 'make_config', 'answer_part', 'FirstError', 'Reading',
            'first_difference', 'prefix_credit', 'Option', 'check_options', 'parse_set', 'ItemLayout', 'Benchmark',
-           'read_card', 'stream_seed', 'Turn', 'continue_chat', 'read_options', 'register_benchmark', 'benchmark_names',
-           'benchmark_class', 'get_benchmark', 'benchmark_of', 'model_for']
+           'read_card', 'stream_seed', 'Turn', 'continue_chat', 'one_turn', 'read_options', 'register_benchmark',
+           'benchmark_names', 'benchmark_class', 'get_benchmark', 'benchmark_of', 'model_for']
 
 # %% ../../nbs/04_benchmark.ipynb #c3483895
 @dataclass
@@ -287,6 +287,12 @@ def continue_chat(turns: list, text: str) -> Prompt:
     last = turns[-1]
     messages = list(last.prompt.messages) + [{'role': 'assistant', 'content': last.answer}, {'role': 'user', 'content': text}]
     return dataclasses.replace(last.prompt, messages=messages, assistant_prefix=None)
+
+def one_turn(bench, what: str):
+    "Raise `ConfigError` when `bench`, with its settings, takes several model turns per (item, voter): `what` holds one prompt per pair."
+    if bench.max_turns > 1:
+        raise ConfigError(f"{bench.name} with these settings takes up to {bench.max_turns} model turns per (item, voter), each prompt built "
+                          f"from the answer before it; {what} holds one prompt per pair: evaluate it with `l0kit eval`")
 
 # %% ../../nbs/04_benchmark.ipynb #a0cb3d2a
 def read_options(bench: Benchmark, options: dict) -> dict:
