@@ -130,6 +130,9 @@ def to_text(self: ItemView, answer: int | None = None, after: int | None = 5, sh
         note = f"  << {a.error_type}" if st == 'err' else ''
         out.append(f"{_MARK[st]:>4} {_cut(label, lw):<{lw}} {_cut(t, width):<{width}} {_cut(resp, width):<{width}}{note}".rstrip())
     if stop < n: out.append(f"     … {n - stop} more rows")
+    if tu := self.turns.get(min(a.voters)):  # a run of several turns: each prompt and answer of the answer's first voter
+        out += ['', f"{len(tu)} model turns of voter {min(a.voters)}:"]
+        for k, (p, r, t) in enumerate(tu, 1): out += [f"-- turn {k}, prompt:", p, f"-- turn {k}, answer{'' if t is None else f' ({t} tokens)'}:", r]
     return terminal_safe('\n'.join(out))
 
 @patch
@@ -225,6 +228,10 @@ def _repr_html_(self: ItemView) -> str:
                    f'<td style="padding:0">{"correct" if a.correct else _esc(a.error_type)}</td></tr>' for i, a in enumerate(self.answers))
     extra = ''.join(f'<div class="hd">{_esc(t)}</div><pre>{_esc(x)}</pre>' for t, x in self.sections)
     raw = f'<details><summary>raw response</summary><pre>{_esc(self.answers[s].raw)}</pre></details>' if self.answers[s].raw else ''
+    if tu := self.turns.get(min(self.answers[s].voters)):  # a run of several turns: each prompt and answer of the shown answer's first voter
+        raw += (f'<details open><summary>{len(tu)} model turns of voter {min(self.answers[s].voters)}</summary>' + ''.join(
+            f'<div class="hd">turn {k}, prompt</div><pre>{_esc(p)}</pre><div class="hd">turn {k}, answer{"" if t is None else f" ({t} tokens)"}</div><pre>{_esc(r)}</pre>'
+            for k, (p, r, t) in enumerate(tu, 1)) + '</details>')
     return (f'<div class="l0v"><style>{STYLE}</style>{head}<details><summary>input</summary><pre>{_esc(self.input)}</pre></details>'
             f'{extra}<table class="bars">{bars}</table>{self.alignment_html(s)}{raw}</div>')
 
