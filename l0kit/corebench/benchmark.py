@@ -223,8 +223,9 @@ class CoreBenchmark(Benchmark):
     def follow_up(self, item: dict, voter: int, seed: int, turns: list) -> Prompt | None:
         "RHDA's amendment: after a wrong answer, its analysis and the verdict of the executed code in the same chat; None after a right one."
         last = turns[-1].answer
-        if self.config.method not in RHDA_AMENDMENTS or self.read(item, last).correct: return None
-        got = self.read(item, last).answer
+        reading = self.read(item, last)
+        if self.config.method not in RHDA_AMENDMENTS or reading.correct: return None
+        got = reading.answer
         text = amendment_prompt(item['source_code'], item['func_name'], item['input'], rhda_analysis(last), None if got is None else str(got),
                                 item.get('question') if item['kind'] == 'probe' else None)
         return continue_chat(turns, text)
