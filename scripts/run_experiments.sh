@@ -10,7 +10,7 @@
 # SCALE    small (default): the notebooks' own defaults, what a shared 2-core CPU affords with the embedded model
 #          full: the papers' sizes: L0 500 programs per split x 31 voters on all four splits, 2 to 64 shots, think
 #          bypass, task variations, the model on all 18 ablation sets, 1,024 voters in figure 3; ProcBench all 5,520
-#          items; SX every sample of the three subsets; CoRE all three prompting methods
+#          items; SX every sample of the three subsets; CoRE all five prompting methods
 # NOTEBOOK names without .ipynb (default: all ten, data notebooks first, in the papers' order)
 #
 # Executed notebooks go to runs/experiments/<model>-<scale>/ with timings.tsv (notebook, seconds); figures and tables
@@ -51,7 +51,7 @@ set_args() {  # the papermill arguments of notebook $1 at this scale, into the a
     procbench_02_models) args=(-p model "$MODEL")
       [ "$SCALE" = full ] && args+=(-y "lengths: [$(seq -s, 2 25)]" -p examples 10) ;;
     sx_02_models) args=(-p model "$MODEL"); [ "$SCALE" = full ] && args+=(-p per_subset 750) ;;
-    core_02_models) args=(-p model "$MODEL"); [ "$SCALE" = full ] && args+=(-y "methods: [io, cot, coc]") ;;
+    core_02_models) args=(-p model "$MODEL"); [ "$SCALE" = full ] && args+=(-y "methods: [io, cot, coc, rhda1, rhda2]") ;;
   esac  # the data notebooks' defaults are the papers' sizes
   return 0
 }

@@ -30,6 +30,7 @@ def chat_messages(messages: list) -> list:
 
 def kit_samples(bench, items: list, seed: int = 0) -> list[Sample]:
     "One Inspect sample per item: voter 0's prompt, the reference answer, the item id."
+    from l0kit.harness.benchmark import one_turn; one_turn(bench, 'an Inspect task')
     return [Sample(input=chat_messages(bench.build_prompt(it, 0, seed).messages), target=bench.reference(it),
                    id=it['id'], metadata={'split': it.get('split'), 'benchmark': bench.name}) for it in items]
 
@@ -38,6 +39,7 @@ def kit_samples(bench, items: list, seed: int = 0) -> list[Sample]:
 def kit_prompt(benchmark: str, settings: dict, items: dict, run: dict, tokenizer: str | None = None):
     "Prompt each epoch as `l0kit eval` prompts voter `epoch - 1`, with the runner's budget."
     bench, rc, counter = as_benchmark(benchmark, settings), RunConfig.from_dict(run), TokenCounter(tokenizer)
+    from l0kit.harness.benchmark import one_turn; one_turn(bench, 'an Inspect task')
     bench.prepare(list(items.values()))
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         p = Prompt.coerce(bench.build_prompt(items[state.sample_id], state.epoch - 1, rc.seed))

@@ -21,6 +21,7 @@ _STOP = {'stop': 'stop', 'length': 'max_tokens', 'error': 'unknown'}
 
 def response_sample(bench, item: dict, row: dict, seed: int, model: str):
     "The Inspect sample of one scored response (a row of `Report.scores`): prompt, response, the kit's score."
+    from l0kit.harness.benchmark import one_turn; one_turn(bench, "an Inspect log sample (its turns are in the run folder's turns/)")
     from inspect_ai.log import EvalSample
     from inspect_ai.model import ChatMessageAssistant, ModelOutput, ModelUsage
     from inspect_ai.scorer import Score

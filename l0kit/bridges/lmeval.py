@@ -41,6 +41,7 @@ class TokenCounter:
 # %% ../../nbs/60_bridges_lmeval.ipynb #75f888d4
 def lmeval_docs(bench, items: list, run: RunConfig, voters: int, counter: TokenCounter) -> list[dict]:
     "The lm-eval documents of `items`: one per (item, voter), as `l0kit eval` would prompt them."
+    from l0kit.harness.benchmark import one_turn; one_turn(bench, 'an lm-eval task')
     bench.prepare(items)
     docs = []
     for it in items:

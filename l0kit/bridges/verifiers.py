@@ -15,6 +15,7 @@ __all__ = ['env_rows', 'completion_text', 'row_score', 'l0kit_exact', 'l0kit_par
 # %% ../../nbs/64_bridges_verifiers.ipynb #1ba3c0bd
 def env_rows(bench, items: list, seed: int = 0) -> list[dict]:
     "verifiers rows of `items`: the kit's prompt, the reference answer, the item and the benchmark's settings in `info`."
+    from l0kit.harness.benchmark import one_turn; one_turn(bench, 'a verifiers environment')
     bench.prepare(items)
     return [{'prompt': bench.build_prompt(it, 0, seed).messages, 'answer': bench.reference(it),
              'info': {'benchmark': bench.name, 'tool_name': f"l0kit/{bench.label}", 'id': it['id'], 'split': str(it.get('split')),

@@ -10,11 +10,12 @@ from pathlib import Path
 import pandas as pd
 from .dataset import (CoreDataConfig, CoreDataError, build_core_set, write_core_set, read_core_items, load_problem_set,
                             load_core_io, load_core_qa)
-from .prompts import output_prompt, probe_prompt, output_correct, probe_correct, parse_assertion, parse_probe_answer, ResponseParseError
+from .prompts import (output_prompt, probe_prompt, output_correct, probe_correct, parse_assertion, parse_probe_answer,
+                                     ResponseParseError, hypothesis_prompt, amendment_prompt, rhda_analysis, RHDA_AMENDMENTS)
 from .probes import DIMENSIONS
 from .pytrace import literal_value
 from fastcore.basics import patch
-from ..harness.benchmark import Benchmark, FirstError, ItemLayout, Reading, stream_seed
+from ..harness.benchmark import Benchmark, FirstError, ItemLayout, Reading, stream_seed, continue_chat
 from ..harness.models import SimulatedModel
 from ..harness.config import YamlConfig, check_value, mathtext_safe
 from ..harness.prompt import Prompt
@@ -175,10 +176,11 @@ def items_from_published(io_records: list[dict], qa_records: list[dict], split: 
 @dataclass
 class CoreEvalConfig(YamlConfig):
     "CoRE's prompt settings."
-    method: str = 'cot'  # prompting method: io, cot or coc
+    method: str = 'cot'  # prompting method: io, cot, coc, rhda1 or rhda2 (`RHDA-1` and `RHDA-2` are read as these)
     max_new_tokens: int = 2048  # generation budget of one answer
 
     def __post_init__(self):
+        if isinstance(self.method, str) and self.method.upper() in ('RHDA-1', 'RHDA-2'): self.method = self.method.lower().replace('-', '')  # as the paper writes them
         check_value('CoreEvalConfig', 'method', self.method, str, choices=METHODS)
         check_value('CoreEvalConfig', 'max_new_tokens', self.max_new_tokens, int, minimum=1)
 
@@ -202,15 +204,31 @@ class CoreBenchmark(Benchmark):
         else: items = read_core_items(data_dir, split)
         return items if limit is None else items[:limit]
 
+    @property
+    def max_turns(self) -> int:
+        "Model turns per (item, voter): 1, or RHDA-k's hypothesis and k amendments."
+        return 1 + RHDA_AMENDMENTS.get(self.config.method, 0)
+
     def build_prompt(self, item: dict, voter: int = 0, seed: int = 0) -> Prompt:
-        "The chat prompt for one item (the same for every voter: runs differ by sampling only)."
-        m = self.config.method
-        if item['kind'] == 'io': text = output_prompt(item['source_code'], item['func_name'], item['input'], m)
+        "The chat prompt for one item (the same for every voter: runs differ by sampling only); RHDA's first turn, the hypothesis."
+        m, question = self.config.method, item.get('question') if item['kind'] == 'probe' else None
+        if m in RHDA_AMENDMENTS: text = hypothesis_prompt(item['source_code'], item['func_name'], item['input'], question)
+        elif item['kind'] == 'io': text = output_prompt(item['source_code'], item['func_name'], item['input'], m)
         else: text = probe_prompt(item['source_code'], item['func_name'], item['input'], item['question'], m)
         expected = item['output'] if item['kind'] == 'io' else item['ground_truth']
         return Prompt([{"role": "user", "content": text}], self.config.max_new_tokens, None,
                       {"kind": item['kind'], "method": m, "call": f"{item['func_name']}({item['input']})",
                        "expected": expected, "answer_type": item.get('answer_type'), "problem_id": item['problem_id']})
+
+    def follow_up(self, item: dict, voter: int, seed: int, turns: list) -> Prompt | None:
+        "RHDA's amendment: after a wrong answer, its analysis and the verdict of the executed code in the same chat; None after a right one."
+        last = turns[-1].answer
+        reading = self.read(item, last)
+        if self.config.method not in RHDA_AMENDMENTS or reading.correct: return None
+        got = reading.answer
+        text = amendment_prompt(item['source_code'], item['func_name'], item['input'], rhda_analysis(last), None if got is None else str(got),
+                                item.get('question') if item['kind'] == 'probe' else None)
+        return continue_chat(turns, text)
 
     def read(self, item: dict, response, **options) -> Reading:
         "The reading of one response: the completed assertion's value (output items) or the `Answer:` line (probes)."
@@ -281,6 +299,10 @@ def simulate_core_response(meta: dict, correct: bool, rng: random.Random) -> str
     "A response in the prompting method's format that is right or wrong as told."
     truth = literal_value(meta['expected']) if isinstance(meta['expected'], str) else meta['expected']
     value = truth if correct else wrong_value(truth, rng)
+    if meta['method'] in RHDA_AMENDMENTS:   # RHDA's format: the analysis (hypothesis), then the answer
+        analysis = "Analysis: step 1 binds the arguments; step 2 runs the loop to its end; step 3 returns the result.\n"
+        if meta['kind'] == 'io': return f"{analysis}Answer:\n```python\nassert {meta['call']} == {value!r}\n```"
+        return f"{analysis}Answer: {value!r}"
     if meta['kind'] == 'io':
         body = {'io': '', 'cot': "Let me execute the call step by step.\n1. The arguments are bound.\n2. The loop runs to the end.\n",
                 'coc': "[TRACE]\nline: the call\nexplanation: Python execution.\ndelta state: {}\n[/TRACE]\n"}[meta['method']]
@@ -290,18 +312,22 @@ def simulate_core_response(meta: dict, correct: bool, rng: random.Random) -> str
 
 class CoreSimulatedModel(SimulatedModel):
     "Answers CoRE prompts right with given probabilities, in the prompting method's format (not a language model)."
-    label, defaults = 'core-simulated', {'output_accuracy': 0.9, 'probe_accuracy': 0.5, 'seed': 0}
-    probabilities = ('output_accuracy', 'probe_accuracy')
+    label, defaults = 'core-simulated', {'output_accuracy': 0.9, 'probe_accuracy': 0.5, 'amend_accuracy': 0.5, 'seed': 0}
+    probabilities = ('output_accuracy', 'probe_accuracy', 'amend_accuracy')
 
     def answer(self, prompt, rng) -> tuple[str, dict]:
-        "A right answer with the item kind's probability, else a plausible wrong value, in the method's format."
+        "A right answer with the item kind's probability (an RHDA amendment: `amend_accuracy`), else a plausible wrong value, in the method's format."
         meta = prompt.meta
         if 'expected' not in meta: raise KeyError('expected')
-        correct = rng.random() < (self.output_accuracy if meta['kind'] == 'io' else self.probe_accuracy)
-        return simulate_core_response(meta, correct, rng), {'correct': correct}
+        turn = int(meta.get('turn', 1))
+        if turn > 1:   # an amendment: a draw of its own, apart from the hypothesis's
+            rng = random.Random(f"{rng.random()}:{turn}")
+            correct = rng.random() < self.amend_accuracy
+        else: correct = rng.random() < (self.output_accuracy if meta['kind'] == 'io' else self.probe_accuracy)
+        return simulate_core_response(meta, correct, rng), {'correct': correct, 'turn': turn}
 
 def load_core_simulated(arg: str = '', **options) -> CoreSimulatedModel:
-    "The CoRE simulated model of `simulated:output_accuracy=0.9,probe_accuracy=0.5,seed=0` options."
+    "The CoRE simulated model of `simulated:output_accuracy=0.9,probe_accuracy=0.5,amend_accuracy=0.5,seed=0` options."
     if arg: raise ValueError(f"the CoRE simulated model takes only options, e.g. `simulated:output_accuracy=0.9,probe_accuracy=0.3`; got {arg!r}")
     return CoreSimulatedModel.from_options(options)
 

@@ -23,7 +23,7 @@ __all__ = ['METHODS', 'CoreConfig', 'PROBLEM_SET', 'CoreConfigError', 'CoreDataC
 class CoreConfigError(ConfigError):
     "A CoRE configuration that cannot be used as given."
 
-METHODS = ('io', 'cot', 'coc')
+METHODS = ('io', 'cot', 'coc', 'rhda1', 'rhda2')  # table 1's prompting methods (rhda1, rhda2: RHDA-1 and RHDA-2, several turns)
 
 @dataclass
 class CoreDataConfig(YamlConfig):

@@ -35,9 +35,11 @@ class BatchModel(Model):
 # %% ../../nbs/06a_batch.ipynb #9e9d2f06
 def custom_id(item_id: str, voter: int) -> str: return f"{voter}:{item_id}"
 
+
 def export_batch(benchmark, items: list, out, batch_file, spec: str, run: RunConfig | None = None, data: str = '', split: str = '',
                  limit: int | None = None, shard: Shard | str | None = None) -> int:
     "Write the run's pending requests to `batch_file` (OpenAI Batch API JSONL); the number written."
+    from l0kit.harness.benchmark import one_turn; one_turn(benchmark, 'a batch file')
     run, shard = run or RunConfig(), shard if isinstance(shard, Shard) else Shard.parse(shard)
     model, voters = BatchModel(spec), run.voters or benchmark.default_voters
     params = GenerationParams(temperature=run.decoding_temperature, top_p=run.top_p, stop=list(run.stop))
@@ -94,6 +96,7 @@ def _read_lines(batch_file) -> list[tuple[int, dict]]:
 def import_batch(benchmark, items: list, out, batch_file, spec: str, run: RunConfig | None = None, data: str = '', split: str = '',
                  limit: int | None = None, shard: Shard | str | None = None) -> dict:
     "Read a Batch API results file into the run folder, all or nothing; counts of added, failed and already present responses."
+    from l0kit.harness.benchmark import one_turn; one_turn(benchmark, 'a batch file')
     run, shard = run or RunConfig(), shard if isinstance(shard, Shard) else Shard.parse(shard)
     model, voters = BatchModel(spec), run.voters or benchmark.default_voters
     rows = _read_lines(batch_file)

@@ -17,8 +17,8 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['THINK_END', 'CARD', 'BENCHMARKS', 'NoConfig', 'make_config', 'answer_part', 'FirstError', 'Reading',
            'first_difference', 'prefix_credit', 'Option', 'check_options', 'parse_set', 'ItemLayout', 'Benchmark',
-           'read_card', 'stream_seed', 'read_options', 'register_benchmark', 'benchmark_names', 'benchmark_class',
-           'get_benchmark', 'benchmark_of', 'model_for']
+           'read_card', 'stream_seed', 'Turn', 'continue_chat', 'one_turn', 'read_options', 'register_benchmark',
+           'benchmark_names', 'benchmark_class', 'get_benchmark', 'benchmark_of', 'model_for']
 
 # %% ../../nbs/04_benchmark.ipynb #c3483895
 @dataclass
@@ -146,6 +146,7 @@ class Benchmark:
     Config: type = NoConfig  # its evaluation settings (`<B>EvalConfig`)
     DataConfig: type | None = None  # its data settings (`<B>DataConfig`), when it generates data
     default_voters: int = 1  # attempts per item in the paper's protocol
+    max_turns: int = 1  # most model turns per (item, voter); above 1 the runner asks `follow_up` for each next turn
     metrics: dict = {'correct': 'correct'}  # per-sample metrics other tools show: metric name -> report column
     options: dict = {}  # report options by name (`Option`s): `--set NAME=VALUE` on report, view and export
     aggregates: dict = {}  # cells of its tables other tools report: name -> (table, row, column, scale)
@@ -268,6 +269,30 @@ def score(self: Benchmark, item: dict, response) -> dict:
 def response_problem(self: Benchmark, item: dict, response) -> str | None:
     "Why a response holds nothing to score (the runner counts these), or None."
     return None if self.read(item, response).answer is not None else 'no answer could be read'
+
+# %% ../../nbs/04_benchmark.ipynb #b3e247e1
+@dataclass
+class Turn:
+    "One model turn of a conversation: the prompt sent and the answer it got."
+    prompt: Prompt  # what the model was shown (the whole conversation up to this turn)
+    answer: str  # the model's answer
+
+@patch
+def follow_up(self: Benchmark, item: dict, voter: int, seed: int, turns: list) -> Prompt | None:
+    "The prompt of the next model turn after `turns` (`Turn`s, the first prompted by `build_prompt`); None: the last answer is the response."
+    return None
+
+def continue_chat(turns: list, text: str) -> Prompt:
+    "The last turn's prompt with its answer and a new user message `text` appended (budget and meta kept, no assistant prefix)."
+    last = turns[-1]
+    messages = list(last.prompt.messages) + [{'role': 'assistant', 'content': last.answer}, {'role': 'user', 'content': text}]
+    return dataclasses.replace(last.prompt, messages=messages, assistant_prefix=None)
+
+def one_turn(bench, what: str):
+    "Raise `ConfigError` when `bench`, with its settings, takes several model turns per (item, voter): `what` holds one prompt per pair."
+    if bench.max_turns > 1:
+        raise ConfigError(f"{bench.name} with these settings takes up to {bench.max_turns} model turns per (item, voter), each prompt built "
+                          f"from the answer before it; {what} holds one prompt per pair: evaluate it with `l0kit eval`")
 
 # %% ../../nbs/04_benchmark.ipynb #a0cb3d2a
 def read_options(bench: Benchmark, options: dict) -> dict:

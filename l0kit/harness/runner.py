@@ -14,8 +14,10 @@ from .runs import (Record, RecordError, RecordWriter, RunError, iter_records, Sh
                                 run_lock, same_run, write_meta, RUN_FILE, RESPONSES_FILE)
 
 # %% auto #0
-__all__ = ['RunConfig', 'draw_demonstrations', 'generation_budget', 'split_think', 'open_run', 'check_resume', 'make_record',
-           'pending_pairs', 'Stopped', 'stop_on_signals', 'build_prompt', 'build_prompts', 'run_eval', 'summarize_run']
+__all__ = ['TURNS_DIR', 'RunConfig', 'draw_demonstrations', 'generation_budget', 'split_think', 'open_run', 'check_resume',
+           'make_record', 'pending_pairs', 'Stopped', 'stop_on_signals', 'build_prompt', 'build_prompts', 'run_eval',
+           'summarize_run', 'new_messages', 'read_turns', 'Conversation', 'next_prompt', 'resume_conversation',
+           'turn_record', 'final_record']
 
 # %% ../../nbs/06_runner.ipynb #e7dc0d6f
 @dataclass
@@ -238,7 +240,7 @@ def run_eval(benchmark,  # a `Benchmark` instance (its settings included)
     t0 = time.perf_counter()
     with run_lock(out), stop_on_signals():
         pairs, todo, hashes = pending_pairs(benchmark, model, items, out, run, voters, data, split, limit, shard)
-        new, _ = _generate(benchmark, model, run, out, todo, hashes, progress)
+        new, _ = (_generate_turns if benchmark.max_turns > 1 else _generate)(benchmark, model, run, out, todo, hashes, progress)
     return summarize_run(benchmark, items, out, voters, shard) | {'new': new, 'skipped': len(pairs) - len(todo),
                                                                 'elapsed_s': round(time.perf_counter() - t0, 2)}
 
@@ -260,3 +262,119 @@ def summarize_run(benchmark, items: list, out, voters: int, shard: Shard = Shard
     pairs = sum(shard.holds(i, v) for i in by_id for v in range(voters))
     return {'run_dir': str(out), 'pairs': pairs, 'complete': complete, 'failed': len(errors), 'shard': str(shard),
             'first_error': errors[0] if errors else None, 'problems': problems, 'bad_lines': bad}
+
+# %% ../../nbs/06_runner.ipynb #57eeb2f1
+from .benchmark import Turn
+
+TURNS_DIR = 'turns'  # a multi-turn run's turns: `<run>/turns/responses.jsonl`, one `Record` per model turn (meta: `turn`, `prompt`)
+
+def new_messages(prev: Turn | None, prompt: Prompt) -> list:
+    "The messages `prompt` adds to the conversation of `prev` (all of them for a first turn, or a prompt that does not continue it)."
+    if prev is None: return list(prompt.messages)
+    head = list(prev.prompt.messages) + [{'role': 'assistant', 'content': prev.answer}]
+    return list(prompt.messages[len(head):]) if list(prompt.messages[:len(head)]) == head else list(prompt.messages)
+
+def read_turns(out, keys=None) -> dict:
+    "The turn records of a run folder: (split, id, voter) -> {turn number: its last record} (only `keys` when given)."
+    got = {}
+    for _, r in iter_records(Path(out) / TURNS_DIR):
+        if isinstance(r, Record) and (keys is None or r.key in keys) and type(r.meta.get('turn')) is int:
+            got.setdefault(r.key, {})[r.meta['turn']] = r
+    return got
+
+# %% ../../nbs/06_runner.ipynb #2ff60dda
+@dataclass
+class Conversation:
+    "The turns of one (item, voter) pair: those answered (reused from disk or new), their records, and the next prompt."
+    item: dict
+    voter: int
+    turns: list = field(default_factory=list)  # the answered `Turn`s, in order
+    records: list = field(default_factory=list)  # their turn records (a failed last one included)
+    prompt: Prompt | None = None  # the next turn's prompt (None: the conversation is over)
+
+def next_prompt(benchmark, model, run: RunConfig, conv: Conversation) -> Prompt | None:
+    "The prompt of the conversation's next turn (the first: `build_prompt`; then `follow_up`, at most `max_turns` in all), with the runner's ids and budget."
+    it, v, k = conv.item, conv.voter, len(conv.turns) + 1
+    if k == 1: return build_prompt(benchmark, model, run, it, v)
+    if k > benchmark.max_turns: return None
+    p = benchmark.follow_up(it, v, run.seed, list(conv.turns))
+    if p is None: return None
+    p = Prompt.coerce(p)
+    p = dataclasses.replace(p, meta={**p.meta, 'id': it['id'], 'voter': v, 'turn': k})
+    return dataclasses.replace(p, max_new_tokens=generation_budget(p, model, run))
+
+def resume_conversation(benchmark, model, run: RunConfig, item: dict, voter: int, stored: dict, item_hash: str, out='') -> Conversation:
+    "The conversation of (item, voter) with the turns on disk reused in order, up to the first missing or failed one."
+    conv = Conversation(item, voter)
+    conv.prompt = next_prompt(benchmark, model, run, conv)
+    while conv.prompt is not None and (r := stored.get(len(conv.turns) + 1)) is not None and not r.failed:
+        if r.item_hash not in (None, item_hash) or r.prompt_hash != prompt_hash(conv.prompt):
+            raise RunError(f"item {item['id']!r} voter {voter} turn {len(conv.turns) + 1}: the turn on disk answers a different prompt "
+                           f"than the data set, the settings and the earlier turns give now; evaluate into a new --out folder")
+        conv.turns.append(Turn(conv.prompt, r.response)); conv.records.append(r)
+        conv.prompt = next_prompt(benchmark, model, run, conv)
+    return conv
+
+def turn_record(conv: Conversation, item_hash: str, c, model) -> Record:
+    "The record of the turn `conv.prompt` answered by completion `c` (its new messages in meta `prompt`)."
+    rec = make_record(conv.item, conv.voter, conv.prompt, item_hash, c, model)
+    rec.meta = {**rec.meta, 'turn': len(conv.turns) + 1, 'prompt': new_messages(conv.turns[-1] if conv.turns else None, conv.prompt)}
+    return rec
+
+def final_record(conv: Conversation) -> Record:
+    "The (item, voter)'s record: the last turn's answer (or failure), the first prompt's hash, tokens and latency summed over the turns."
+    first, last = conv.records[0], conv.records[-1]
+    total = lambda f: None if any(getattr(r, f) is None for r in conv.records) else sum(getattr(r, f) for r in conv.records)
+    meta = {'turns': len(conv.records)}
+    if any('think_tokens' in r.meta for r in conv.records): meta['think_tokens'] = sum(r.meta.get('think_tokens', 0) for r in conv.records)
+    return Record(id=first.id, voter=first.voter, response=last.response, split=first.split, prompt_hash=first.prompt_hash,
+                  item_hash=first.item_hash, prompt_tokens=total('prompt_tokens'), completion_tokens=total('completion_tokens'),
+                  latency_s=round(sum(r.latency_s or 0.0 for r in conv.records), 4), error=last.error,
+                  finish_reason=last.finish_reason, meta=meta)
+
+# %% ../../nbs/06_runner.ipynb #a4c77777
+def _generate_turns(benchmark, model, run, out, todo, hashes, progress) -> tuple[int, int]:
+    "`_generate` for a benchmark of several turns: rounds of one turn per open conversation, each turn on disk before the next is asked."
+    params = GenerationParams(temperature=run.decoding_temperature, top_p=run.top_p, stop=list(run.stop))
+    stored = read_turns(out, {(it.get('split'), it['id'], v) for it, v in todo})
+    convs = [resume_conversation(benchmark, model, run, it, v, stored.get((it.get('split'), it['id'], v), {}), hashes[it['id']], out)
+             for it, v in todo]
+    (Path(out) / TURNS_DIR).mkdir(exist_ok=True)
+    writer, turns = RecordWriter(out), RecordWriter(Path(out) / TURNS_DIR)
+    tally, bs = _Tally(len(todo), progress, writer), max(1, model.batch_size)
+    try:
+        tally.keep([final_record(c) for c in convs if c.prompt is None and c.records])  # every turn on disk, the response not yet
+        active = [c for c in convs if c.prompt is not None]
+        while active:
+            waiting = []
+            for s in range(0, len(active), bs):
+                chunk = active[s:s + bs]
+                seeds = [voter_seed(run.seed, c.item['id'] if not c.turns else f"{c.item['id']}\x00turn{len(c.turns) + 1}", c.voter) for c in chunk]
+                outs = model.generate([c.prompt for c in chunk], params, seeds=seeds)
+                recs = [turn_record(c, hashes[c.item['id']], o[0], model) for c, o in zip(chunk, outs)]
+                turns.add(recs); turns.flush()  # the turns are on disk before any response that ends their conversation
+                done = []
+                for c, rec in zip(chunk, recs):
+                    c.records.append(rec)
+                    if rec.failed: done.append(final_record(c)); continue  # retried from this turn on resume
+                    c.turns.append(Turn(c.prompt, rec.response))
+                    c.prompt = next_prompt(benchmark, model, run, c)
+                    if c.prompt is None: done.append(final_record(c))
+                    else: waiting.append(c)
+                tally.keep(done)
+            active = waiting
+    except (KeyboardInterrupt, Exception) as e:
+        tally.bar.close()
+        for w in (turns, writer):
+            with contextlib.suppress(RunError): w.close()
+        n, t = writer.on_disk(), turns.on_disk()
+        saved = (f"{n} new responses and {t} turns are saved in {out}" if n is not None and t is not None else
+                 f"a responses file of {out} was removed or replaced during the run: not every new turn is saved")
+        note = f"run interrupted ({type(e).__name__}: {e}); {saved}; run the same command again to resume at the first unanswered turn"
+        if isinstance(e, Stopped): raise Stopped(note, e.signum) from None
+        if isinstance(e, KeyboardInterrupt): raise KeyboardInterrupt(note) from None
+        raise RunError(note) from e
+    turns.close(); writer.close(); tally.bar.close()
+    if not (writer.still_there() and turns.still_there()):
+        raise RunError(f"a responses file of {out} was removed or replaced during the run: run the same command again to redo it")
+    return writer.saved, tally.failed

@@ -17,9 +17,9 @@ from .config import ConfigError, mathtext_safe, terminal_safe, write_text_safely
 # %% auto #0
 __all__ = ['STYLE', 'RAW_LIMIT', 'PAGE_STYLE', 'PAGE_SCRIPT_DATA', 'PAGE_SCRIPT_FILTERS', 'PAGE_SCRIPT_DRAW', 'PAGE_SCRIPT_MAIN',
            'CONTROLS', 'Answer', 'ItemView', 'diff_html', 'distinct_responses', 'raw_if_more',
-           'item_view_from_readings', 'item_view', 'align', 'RunView', 'run_views', 'encode_rows', 'voter_ranges',
-           'page_item', 'figure_uris', 'run_data', 'page_html', 'write_page', 'telling_item', 'after_run', 'cmd_view',
-           'register_cli']
+           'item_view_from_readings', 'item_view', 'align', 'RunView', 'turn_text', 'group_turns', 'run_views',
+           'encode_rows', 'voter_ranges', 'page_item', 'figure_uris', 'run_data', 'page_html', 'write_page',
+           'telling_item', 'after_run', 'cmd_view', 'register_cli']
 
 # %% ../../nbs/08a_viewer.ipynb #40dd9732
 @dataclass
@@ -57,6 +57,7 @@ class ItemView:
     facts: dict = field(default_factory=dict)  # short facts shown in the header
     sections: list = field(default_factory=list)  # (title, text) shown after the input, e.g. a probe's question
     selected: int | None = None  # the answer shown (None: the majority answer)
+    turns: dict = field(default_factory=dict)  # voter -> its turns [(prompt, answer, tokens)], in a run of several turns per (item, voter)
 
     @property
     def voters(self) -> int: return sum(len(a.voters) for a in self.answers)
@@ -129,6 +130,9 @@ def to_text(self: ItemView, answer: int | None = None, after: int | None = 5, sh
         note = f"  << {a.error_type}" if st == 'err' else ''
         out.append(f"{_MARK[st]:>4} {_cut(label, lw):<{lw}} {_cut(t, width):<{width}} {_cut(resp, width):<{width}}{note}".rstrip())
     if stop < n: out.append(f"     … {n - stop} more rows")
+    if tu := self.turns.get(min(a.voters)):  # a run of several turns: each prompt and answer of the answer's first voter
+        out += ['', f"{len(tu)} model turns of voter {min(a.voters)}:"]
+        for k, (p, r, t) in enumerate(tu, 1): out += [f"-- turn {k}, prompt:", p, f"-- turn {k}, answer{'' if t is None else f' ({t} tokens)'}:", r]
     return terminal_safe('\n'.join(out))
 
 @patch
@@ -224,6 +228,10 @@ def _repr_html_(self: ItemView) -> str:
                    f'<td style="padding:0">{"correct" if a.correct else _esc(a.error_type)}</td></tr>' for i, a in enumerate(self.answers))
     extra = ''.join(f'<div class="hd">{_esc(t)}</div><pre>{_esc(x)}</pre>' for t, x in self.sections)
     raw = f'<details><summary>raw response</summary><pre>{_esc(self.answers[s].raw)}</pre></details>' if self.answers[s].raw else ''
+    if tu := self.turns.get(min(self.answers[s].voters)):  # a run of several turns: each prompt and answer of the shown answer's first voter
+        raw += (f'<details open><summary>{len(tu)} model turns of voter {min(self.answers[s].voters)}</summary>' + ''.join(
+            f'<div class="hd">turn {k}, prompt</div><pre>{_esc(p)}</pre><div class="hd">turn {k}, answer{"" if t is None else f" ({t} tokens)"}</div><pre>{_esc(r)}</pre>'
+            for k, (p, r, t) in enumerate(tu, 1)) + '</details>')
     return (f'<div class="l0v"><style>{STYLE}</style>{head}<details><summary>input</summary><pre>{_esc(self.input)}</pre></details>'
             f'{extra}<table class="bars">{bars}</table>{self.alignment_html(s)}{raw}</div>')
 
@@ -277,18 +285,34 @@ class RunView:
     bench: object  # the `Benchmark` with the run's settings
     items: dict  # the data items by id
     options: dict = field(default_factory=dict)  # the report options (a reading option such as L0's `strict` reaches the views)
+    turns: dict = field(default_factory=dict)  # item id -> voter -> turns, from the run folders' `turns/` (several turns per pair)
 
     def item(self, item_id: str) -> ItemView:
         "The view of one item of the run."
         s = self.report.scores
         rows = s[s['id'] == item_id]
         if rows.empty: raise KeyError(f"no scored response for item {item_id!r} in this run; items: {', '.join(list(dict.fromkeys(s['id']))[:5])} ...")
-        return item_view(self.bench, self.items[item_id], rows, **self.options)
+        return replace(item_view(self.bench, self.items[item_id], rows, **self.options), turns=self.turns.get(item_id, {}))
 
     def views(self) -> list[ItemView]:
         "The view of every item with a scored response, in data order."
         by_id = dict(tuple(self.report.scores.groupby('id', sort=False)))
-        return [item_view(self.bench, it, by_id[i], **self.options) for i, it in self.items.items() if i in by_id]
+        return [replace(item_view(self.bench, it, by_id[i], **self.options), turns=self.turns.get(i, {})) for i, it in self.items.items() if i in by_id]
+
+def turn_text(messages: list) -> str:
+    "A turn's prompt as the page shows it: its messages' contents (with their roles when there are several)."
+    ms = [m for m in messages if isinstance(m, dict)]
+    return '\n\n'.join(str(m.get('content')) if len(ms) == 1 else f"[{m.get('role')}]\n{m.get('content')}" for m in ms)
+
+def group_turns(runs: list) -> dict:
+    "Item id -> voter -> [(prompt, answer, completion tokens)] of every turn the run folders record (empty for one-turn runs)."
+    from l0kit.harness.runner import read_turns
+    out = {}
+    for run in runs:
+        for (_, i, v), by_turn in read_turns(run.path).items():
+            out.setdefault(i, {})[v] = [(turn_text(r.meta.get('prompt') or []), r.response if r.response is not None else f"(failed: {r.error})",
+                                         r.completion_tokens) for _, r in sorted(by_turn.items())]
+    return out
 
 def run_views(run_dirs: list, data=None, **options) -> list[RunView]:
     "One `RunView` per run among the folders (options as for `report`)."
@@ -297,7 +321,7 @@ def run_views(run_dirs: list, data=None, **options) -> list[RunView]:
     for g in group_runs([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs):
         rep = report_group(g, data, **options)
         bench = get_benchmark(g.meta['benchmark'], g.meta['benchmark_config'])
-        out.append(RunView(rep, bench, getattr(rep, 'items', None) or group_items(g, bench, data), rep.options))  # a report that keeps its items saves a load
+        out.append(RunView(rep, bench, getattr(rep, 'items', None) or group_items(g, bench, data), rep.options, group_turns(g.runs)))  # a report that keeps its items saves a load
     return out
 
 # %% ../../nbs/08a_viewer.ipynb #ed0ba7c9
@@ -320,6 +344,8 @@ def voter_ranges(voters: list) -> str:
     return ','.join(f"{a}-{b}" if b > a else str(a) for a, b in out)
 
 # %% ../../nbs/08a_viewer.ipynb #90cc85a9
+def _raw_cut(s: str) -> str: return s if len(s) <= RAW_LIMIT else s[:RAW_LIMIT] + f"\n… ({len(s) - RAW_LIMIT:,} more characters in the run folder)"
+
 def page_item(v: ItemView) -> dict:
     "The compact, JSON-able form of an item's view for the page."
     d = {'i': v.id, 's': v.split, 'f': v.facts, 'in': v.input, 'tg': v.target, 'm': v.majority, 'mv': v.votes(v.majority)}
@@ -329,6 +355,7 @@ def page_item(v: ItemView) -> dict:
     for a in v.answers:
         x = {'v': voter_ranges(a.voters), 'l': encode_rows(a.lines, v.target), 'c': int(a.correct)}
         x.update({k: val for k, val in (('e', a.first_error), ('t', a.error_type), ('d', a.detail), ('n', a.note), ('r', a.raw)) if val not in (None, '')})
+        if tu := v.turns.get(min(a.voters)): x['tu'] = [[_raw_cut(p), _raw_cut(r), t] for p, r, t in tu]  # the first voter's turns
         d['a'].append(x)
     return d
 
@@ -482,7 +509,10 @@ function alignment(it, i) {
   const verdict = a.c ? 'correct' : `first error: ${esc(a.t || 'wrong')}${a.d ? ' (' + esc(a.d) + ')' : ''}`;
   return `<div class="hint">${esc(who)}${i === it.m ? ` (the majority answer, ${it.mv} vote${it.mv === 1 ? '' : 's'})` : ''}: ${verdict}${a.n ? ' · ' + esc(a.n) : ''}</div>` +
     `<table class="al"><tr><th>row</th><th>target</th><th>response</th></tr>${rows.join('')}</table>` +
-    (a.r ? `<details><summary>raw response</summary><pre>${esc(a.r)}</pre></details>` : '');
+    (a.r ? `<details><summary>raw response</summary><pre>${esc(a.r)}</pre></details>` : '') +
+    (a.tu ? `<details class="turns" open><summary>${a.tu.length} model turn${a.tu.length === 1 ? '' : 's'} of voter ${a.vs[0]}: each prompt and answer</summary>` +
+      a.tu.map(([p, r, t], k) => `<h4>turn ${k + 1}: prompt</h4><pre>${esc(p)}</pre><h4>turn ${k + 1}: answer${t == null ? '' : ` (${t} tokens)`}</h4><pre>${esc(r)}</pre>`).join('') +
+      '</details>' : '');
 }
 function inputHtml(it, i) {
   const a = it.a[i], lineNo = s => { const m = /^L(\d+),/.exec(s || ''); return m ? m[1] : null; };
