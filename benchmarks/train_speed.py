@@ -2,7 +2,7 @@
 and data) and of evaluation (greedy decoding through the `hf:` backend, as `l0kit eval` runs it).
 
 Training: `--steps` optimiser steps of the preset (the first `--warmup-steps` are not timed), tokens read per second
-(prompt and trace: the forward pass reads both). Evaluation: `--prompts` zero-shot L0 prompts of the organism's
+(prompts with their demonstrations, and the trace: the forward pass reads all; batches as the training loop builds them). Evaluation: `--prompts` four-shot L0 prompts (as the organism reads them) of the organism's
 programs, greedy, batch `--batch`, a fixed budget of `--new-tokens` new tokens each (no stop), generated tokens per
 second; the model is the preset's architecture freshly initialised unless `--model DIR` names a trained organism
 (speed does not depend on the weights, only on the sizes).
@@ -17,7 +17,7 @@ import argparse, dataclasses, itertools, os, sys, tempfile, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.pop('IN_TEST', None)  # the real preset sizes
-from l0kit.train import (get_train_preset, make_tokenizer, make_model, training_examples, encode_example, collate, lr_at,
+from l0kit.train import (get_train_preset, make_tokenizer, make_model, training_examples, training_batches, collate, lr_at,
                          n_params, prompt_of, machine)
 
 def train_speed(cfg, steps, warmup):
@@ -25,11 +25,11 @@ def train_speed(cfg, steps, warmup):
     import torch
     tok = make_tokenizer(); model = make_model(cfg, tok); model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
-    stream = training_examples(cfg)
+    batches = training_batches(cfg, tok)  # the training loop's own batches: four-shot prompts, long examples skipped
     tokens, t0 = 0, None
     for step in range(warmup + steps):
         if step == warmup: t0, tokens = time.perf_counter(), 0
-        ids, mask, labels = collate([encode_example(next(stream), tok) for _ in range(cfg.batch_size)], tok.pad_token_id)
+        ids, mask, labels = collate(next(batches)[0], tok.pad_token_id)
         for g in opt.param_groups: g['lr'] = lr_at(cfg, step)
         model(input_ids=ids, attention_mask=mask, labels=labels).loss.backward()
         opt.step(); opt.zero_grad(set_to_none=True)

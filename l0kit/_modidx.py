@@ -1764,4 +1764,5 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                              'l0kit.train.trace_alphabet': ('train.html#trace_alphabet', 'l0kit/train.py'),
                              'l0kit.train.train': ('train.html#train', 'l0kit/train.py'),
                              'l0kit.train.train_command': ('train.html#train_command', 'l0kit/train.py'),
+                             'l0kit.train.training_batches': ('train.html#training_batches', 'l0kit/train.py'),
                              'l0kit.train.training_examples': ('train.html#training_examples', 'l0kit/train.py')}}}

@@ -17,9 +17,9 @@ from .l0.prompts import PROMPT_SETUPS
 # %% auto #0
 __all__ = ['ORGANISM_GEN', 'SPECIALS', 'PIECE', 'CHAT_TEMPLATE', 'TRAIN_PRESETS', 'organism_gen', 'trace_alphabet',
            'make_tokenizer', 'TrainConfig', 'get_train_preset', 'training_examples', 'prompt_of', 'encode_example',
-           'collate', 'make_model', 'n_params', 'lr_at', 'organisms_dir', 'default_out', 'machine', 'model_card',
-           'save_organism', 'load_card', 'train', 'checkpoint_path', 'train_command', 'register_cli', 'token_kind',
-           'token_accuracy', 'organism_rows', 'mean_reward', 'grpo_organism']
+           'training_batches', 'collate', 'make_model', 'n_params', 'lr_at', 'organisms_dir', 'default_out', 'machine',
+           'model_card', 'save_organism', 'load_card', 'train', 'checkpoint_path', 'train_command', 'register_cli',
+           'token_kind', 'token_accuracy', 'organism_rows', 'mean_reward', 'grpo_organism']
 
 # %% ../nbs/70_train.ipynb #3119c963
 from .l0.dataset import LADDER_GEN
@@ -172,6 +172,17 @@ def encode_example(item: dict, tok, setup: str = 'default', shots: int = 4, vote
     return ids, [t if keep else -100 for t, keep in zip(ids, learn)]
 
 # %% ../nbs/70_train.ipynb #f8ae65ed
+def training_batches(cfg: TrainConfig, tok):
+    "The endless stream of (batch, items): `batch_size` encoded examples of at most `max_example_tokens` tokens each."
+    stream = training_examples(cfg)
+    while True:
+        batch, items = [], []
+        while len(batch) < cfg.batch_size:
+            item = next(stream)
+            ex = encode_example(item, tok, cfg.setup, cfg.shots, item['index'] % 64, cfg.demo_loss)  # voters 0-63: demonstrations in every order
+            if len(ex[0]) <= cfg.max_example_tokens: batch.append(ex); items.append(item)
+        yield batch, items
+
 def collate(examples: list, pad_id: int):
     "Right-padded input ids, attention mask and labels (-100 where nothing is learned and on padding)."
     import torch
@@ -309,19 +320,15 @@ def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, che
     tok = make_tokenizer(max(64, cfg.gen.max_code_lines))
     model = make_model(cfg, tok)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.95), weight_decay=cfg.weight_decay)
-    stream = training_examples(cfg)
+    batches = training_batches(cfg, tok)
     from tqdm.auto import tqdm
     bar = tqdm(range(cfg.steps), desc=f"train {cfg.name}", unit='step', disable=not progress, dynamic_ncols=True, file=sys.stderr)
     losses, curve, tokens, answer_tokens, programs, steps_seen = [], [], 0, 0, 0, []
     t0 = time.perf_counter()
     model.train()
     for step in bar:
-        batch = []
-        while len(batch) < cfg.batch_size:
-            item = next(stream)
-            ex = encode_example(item, tok, cfg.setup, cfg.shots, item['index'] % 64, cfg.demo_loss)  # voters 0-63: demonstrations in every order
-            if len(ex[0]) > cfg.max_example_tokens: continue
-            batch.append(ex); steps_seen.append(item['steps'])
+        batch, items = next(batches)
+        steps_seen += [it['steps'] for it in items]
         ids, mask, labels = collate(batch, tok.pad_token_id)
         if ids.shape[1] > cfg.context: raise ConfigError(f"a training example has {ids.shape[1]} tokens, more than the context {cfg.context}")
         for g in opt.param_groups: g['lr'] = lr_at(cfg, step)
