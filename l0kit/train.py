@@ -289,6 +289,7 @@ def load_card(path) -> dict:
 # %% ../nbs/70_train.ipynb #e0642b13
 def train(cfg: TrainConfig, out=None, progress: bool = True, force: bool = False, log_every: int = 10,
           checkpoint_every: int = 0,  # also save a loadable `OUT.checkpoint` folder every this many steps (0: never); removed at the end
+          keep_checkpoints: bool = False,  # keep every checkpoint, as `OUT.stepN` (to watch the skills arrive), instead of one that is removed
          ) -> dict:
     "Train an organism from scratch on the kit's traces and save it (model, tokenizer, card) in `out`; the card."
     import torch
@@ -297,7 +298,7 @@ def train(cfg: TrainConfig, out=None, progress: bool = True, force: bool = False
         raise ConfigError(f"{out} already holds a trained model; pass --force to replace it, or another --out")
     threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     torch.set_num_threads(cfg.threads); torch.use_deterministic_algorithms(True)
-    try: model, tok, card = _train_loop(cfg, out, progress, log_every, checkpoint_every)
+    try: model, tok, card = _train_loop(cfg, out, progress, log_every, checkpoint_every, keep_checkpoints)
     finally: torch.set_num_threads(threads); torch.use_deterministic_algorithms(deterministic)
     save_organism(model, tok, card, out)
     shutil.rmtree(checkpoint_path(out), ignore_errors=True)
@@ -314,7 +315,7 @@ def _card(cfg, model, step, programs, tokens, answer_tokens, steps_seen, losses,
             'mean_target_steps': round(sum(steps_seen) / len(steps_seen), 2), 'final_loss': round(sum(losses[-20:]) / len(losses[-20:]), 4),
             'loss_curve': curve, 'seconds': round(seconds, 1), 'tokens_per_second': round(tokens / seconds, 1), 'machine': machine()}
 
-def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, checkpoint_every: int = 0):
+def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, checkpoint_every: int = 0, keep_checkpoints: bool = False):
     "The optimisation: the model, its tokenizer and the card."
     import torch
     tok = make_tokenizer(max(64, cfg.gen.max_code_lines))
@@ -343,7 +344,7 @@ def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, che
             bar.set_postfix(loss=f"{curve[-1][1]:.3f}", tok_s=f"{tokens / (time.perf_counter() - t0):.0f}", refresh=False)
         if checkpoint_every and (step + 1) % checkpoint_every == 0 and step + 1 < cfg.steps:  # saving draws no random numbers
             save_organism(model, tok, _card(cfg, model, step + 1, programs, tokens, answer_tokens, steps_seen, losses, curve,
-                                            time.perf_counter() - t0), checkpoint_path(out))
+                                            time.perf_counter() - t0), out.with_name(f"{out.name}.step{step + 1}") if keep_checkpoints else checkpoint_path(out))
     bar.close()
     return model, tok, _card(cfg, model, cfg.steps, programs, tokens, answer_tokens, steps_seen, losses, curve, time.perf_counter() - t0)
 
@@ -354,7 +355,8 @@ def train_command(args) -> int:
     over = {k: getattr(args, k) for k in ('seed', 'steps') if getattr(args, k) is not None}
     if 'steps' in over: over['name'] = f"{cfg.name}-{over['steps']}steps"  # not the preset any more: not its folder either
     if over: cfg = TrainConfig.from_dict({**cfg.to_dict(), **over})
-    card = train(cfg, args.out, progress=not args.quiet, force=args.force, checkpoint_every=args.checkpoint_every)
+    card = train(cfg, args.out, progress=not args.quiet, force=args.force, checkpoint_every=args.checkpoint_every,
+                 keep_checkpoints=args.keep_checkpoints)
     print(f"{card['description']} ({card['name']}): {card['steps']} steps, {card['tokens']:,} tokens, final loss {card['final_loss']}, "
           f"{card['seconds']} s ({card['tokens_per_second']:,.0f} tokens/s)\nsaved to {card['path']}; evaluate it with "
           f"`l0kit eval --model hf:{card['path']} --set shots={card['config']['shots']} --voters 1 --data DATA --split SPLIT --out RUN`")
@@ -370,6 +372,7 @@ def register_cli(subparsers):
     p.add_argument('--out', help='output folder (default: $L0KIT_ORGANISMS or ~/.cache/l0kit/organisms/organism-PRESET-sSEED)')
     p.add_argument('--force', action='store_true', help='replace a model already in --out')
     p.add_argument('--checkpoint-every', type=int, default=0, metavar='N', help='save a loadable OUT.checkpoint folder every N steps (removed at the end)')
+    p.add_argument('--keep-checkpoints', action='store_true', help='keep every checkpoint as OUT.stepN (with --checkpoint-every) to compare them')
     p.add_argument('--quiet', action='store_true', help='no progress bar')
     p.set_defaults(func=train_command)
 
