@@ -15,9 +15,9 @@ from .runs import (Record, RecordError, RecordWriter, RunError, iter_records, Sh
 
 # %% auto #0
 __all__ = ['TURNS_DIR', 'RunConfig', 'draw_demonstrations', 'generation_budget', 'split_think', 'open_run', 'check_resume',
-           'make_record', 'pending_pairs', 'Stopped', 'stop_on_signals', 'build_prompt', 'build_prompts', 'run_eval',
-           'summarize_run', 'new_messages', 'read_turns', 'Conversation', 'next_prompt', 'resume_conversation',
-           'turn_record', 'final_record']
+           'make_record', 'pending_pairs', 'Stopped', 'stop_on_signals', 'with_run', 'build_prompt', 'build_prompts',
+           'run_eval', 'summarize_run', 'new_messages', 'read_turns', 'Conversation', 'next_prompt',
+           'resume_conversation', 'turn_record', 'final_record']
 
 # %% ../../nbs/06_runner.ipynb #e7dc0d6f
 @dataclass
@@ -161,12 +161,16 @@ def stop_on_signals():
         for s, h in old.items(): signal.signal(s, h if h is not None else signal.SIG_DFL)
 
 # %% ../../nbs/06_runner.ipynb #112f68f7
-def build_prompt(benchmark, model, run: RunConfig, item: dict, voter: int) -> Prompt:
-    "The prompt of one (item, voter) pair, with the runner's ids in its meta and the run's budget."
-    p = Prompt.coerce(benchmark.build_prompt(item, voter, run.seed))
-    meta = {'id': item['id'], 'voter': voter, **p.meta}
+def with_run(p, model, run: RunConfig, item: dict, voter: int, **extra) -> Prompt:
+    "A benchmark's prompt with the runner's ids (and `extra`) in its meta and the run's budget: every turn's prompt goes through here."
+    p = Prompt.coerce(p)
+    meta = {**p.meta, 'id': item['id'], 'voter': voter, **extra}
     if run.reasoning: meta.pop('stop_after', None)  # a thinking model may write the line while it thinks
     return dataclasses.replace(p, meta=meta, max_new_tokens=generation_budget(p, model, run))  # the budget reads the benchmark's meta
+
+def build_prompt(benchmark, model, run: RunConfig, item: dict, voter: int) -> Prompt:
+    "The prompt of one (item, voter) pair, with the runner's ids in its meta and the run's budget."
+    return with_run(benchmark.build_prompt(item, voter, run.seed), model, run, item, voter)
 
 def build_prompts(benchmark, model, run: RunConfig, pairs: list) -> list:
     "The prompts of (item, voter) pairs, with the runner's ids in their meta and the run's budgets."
@@ -182,6 +186,13 @@ class _Tally:
         self.bar.update(len(recs))
         if (now := time.perf_counter()) - self.shown > 0.5:
             self.shown = now; self.bar.set_postfix(tok_s=f"{self.tokens / max(now - self.t0, 1e-9):.0f}", failed=self.failed, refresh=False)
+
+def _interrupted(e: BaseException, saved: str, resume: str = 'resume'):
+    "Raise what a run stopped by `e` raises (`Stopped`, `KeyboardInterrupt` or `RunError`), saying what is `saved` and how to resume."
+    note = f"run interrupted ({type(e).__name__}: {e}); {saved}; run the same command again to {resume}"
+    if isinstance(e, Stopped): raise Stopped(note, e.signum) from None
+    if isinstance(e, KeyboardInterrupt): raise KeyboardInterrupt(note) from None
+    raise RunError(note) from e
 
 def _generate(benchmark, model, run, out, todo, hashes, progress) -> tuple[int, int]:
     params = GenerationParams(temperature=run.decoding_temperature, top_p=run.top_p, stop=list(run.stop))
@@ -210,12 +221,8 @@ def _generate(benchmark, model, run, out, todo, hashes, progress) -> tuple[int, 
         tally.bar.close()
         with contextlib.suppress(RunError): writer.close()  # what was answered is written before the note counts it
         n = writer.on_disk()  # counted in the file, not in what was handed to it (a full disk keeps part of a write)
-        saved = (f"{n} new responses are saved in {out}" if n is not None else
-                 f"{out / RESPONSES_FILE} was removed or replaced during the run: no new response is saved there")
-        note = f"run interrupted ({type(e).__name__}: {e}); {saved}; run the same command again to resume"
-        if isinstance(e, Stopped): raise Stopped(note, e.signum) from None
-        if isinstance(e, KeyboardInterrupt): raise KeyboardInterrupt(note) from None
-        raise RunError(note) from e
+        _interrupted(e, f"{n} new responses are saved in {out}" if n is not None else
+                        f"{out / RESPONSES_FILE} was removed or replaced during the run: no new response is saved there")
     writer.close(); tally.bar.close()
     if not writer.still_there():  # writes into a removed file succeed: the summary would count responses that are nowhere
         raise RunError(f"{out / RESPONSES_FILE} was removed or replaced during the run: the {writer.saved} responses written are not "
@@ -298,10 +305,7 @@ def next_prompt(benchmark, model, run: RunConfig, conv: Conversation) -> Prompt 
     if k == 1: return build_prompt(benchmark, model, run, it, v)
     if k > benchmark.max_turns: return None
     p = benchmark.follow_up(it, v, run.seed, list(conv.turns))
-    if p is None: return None
-    p = Prompt.coerce(p)
-    p = dataclasses.replace(p, meta={**p.meta, 'id': it['id'], 'voter': v, 'turn': k})
-    return dataclasses.replace(p, max_new_tokens=generation_budget(p, model, run))
+    return None if p is None else with_run(p, model, run, it, v, turn=k)
 
 def resume_conversation(benchmark, model, run: RunConfig, item: dict, voter: int, stored: dict, item_hash: str, out='') -> Conversation:
     "The conversation of (item, voter) with the turns on disk reused in order, up to the first missing or failed one."
@@ -368,12 +372,9 @@ def _generate_turns(benchmark, model, run, out, todo, hashes, progress) -> tuple
         for w in (turns, writer):
             with contextlib.suppress(RunError): w.close()
         n, t = writer.on_disk(), turns.on_disk()
-        saved = (f"{n} new responses and {t} turns are saved in {out}" if n is not None and t is not None else
-                 f"a responses file of {out} was removed or replaced during the run: not every new turn is saved")
-        note = f"run interrupted ({type(e).__name__}: {e}); {saved}; run the same command again to resume at the first unanswered turn"
-        if isinstance(e, Stopped): raise Stopped(note, e.signum) from None
-        if isinstance(e, KeyboardInterrupt): raise KeyboardInterrupt(note) from None
-        raise RunError(note) from e
+        _interrupted(e, f"{n} new responses and {t} turns are saved in {out}" if n is not None and t is not None else
+                        f"a responses file of {out} was removed or replaced during the run: not every new turn is saved",
+                     'resume at the first unanswered turn')
     turns.close(); writer.close(); tally.bar.close()
     if not (writer.still_there() and turns.still_there()):
         raise RunError(f"a responses file of {out} was removed or replaced during the run: run the same command again to redo it")
