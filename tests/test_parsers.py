@@ -103,6 +103,8 @@ def test_repeated_states_are_separate_lists():
 
 
 # --- a handful of timings: each family's slowest call in `benchmarks/parsers_speed.py` (2 CPUs, load 7-11) ---------------
+# (the figures below are an Intel Xeon's; an AMD EPYC of 2026-11-27 takes about twice as long, 0.52-0.59 s for the first two,
+# hence a limit of 1 s: a parser that is quadratic on a megabyte runs for minutes, and STOP_S stops it at 3 s)
 
 TIMED = [('procbench parse_answer Cumulate', 'spaces then x'),            # 0.27 s there
          ('procbench score Count', 'spaces then (a)x'),                    # 0.26 s
@@ -115,7 +117,7 @@ TIMED = [('procbench parse_answer Cumulate', 'spaces then x'),            # 0.27
 
 
 @pytest.mark.parametrize('parser,shape', TIMED)
-def test_a_megabyte_of_degenerate_text_is_read_in_well_under_a_second(parsers, parser, shape):
+def test_a_megabyte_of_degenerate_text_is_read_in_under_a_second(parsers, parser, shape):
     took = speed.measure(parsers[parser], SHAPES[shape])
     assert took != float('inf'), f"{parser} still running after {speed.STOP_S} s on 1 MB of {shape!r} (quadratic or worse)"
     assert took < speed.LIMIT_S, f"{parser} took {took:.2f} s of CPU on 1 MB of {shape!r}"
