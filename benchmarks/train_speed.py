@@ -1,8 +1,9 @@
 """Speed of the model organism on this machine: tokens per second of training (`l0kit train`'s loop on a preset's model
 and data) and of evaluation (greedy decoding through the `hf:` backend, as `l0kit eval` runs it).
 
-Training: `--steps` optimiser steps of the preset (the first `--warmup-steps` are not timed), tokens read per second
-(prompts with their demonstrations, and the trace: the forward pass reads all; batches as the training loop builds them). Evaluation: `--prompts` four-shot L0 prompts (as the organism reads them) of the organism's
+Training: `l0kit train`'s own run (`train`, with the preset's workers, batches, data generation, start-up and saving)
+for `--steps` optimiser steps, tokens read per second (prompts with their demonstrations, and the traces: the forward
+pass reads all), seconds per step and the preset's projected time. Evaluation: `--prompts` four-shot L0 prompts (as the organism reads them) of the organism's
 programs, greedy, batch `--batch`, a fixed budget of `--new-tokens` new tokens each (no stop), generated tokens per
 second; the model is the preset's architecture freshly initialised unless `--model DIR` names a trained organism
 (speed does not depend on the weights, only on the sizes).
@@ -10,32 +11,18 @@ second; the model is the preset's architecture freshly initialised unless `--mod
 Prints the machine, the torch threads and the load average before and after: on a shared machine the figures are
 inflated, so re-run it on a quiet one.
 
-Usage: python benchmarks/train_speed.py [--preset quick] [--steps 20] [--warmup-steps 3] [--prompts 16] [--batch 8]
+Usage: python benchmarks/train_speed.py [--preset quick] [--steps 200] [--workers 2 --compare-workers] [--prompts 16] [--batch 8]
                                          [--new-tokens 64] [--threads 2] [--model DIR]
 """
 import argparse, dataclasses, itertools, os, sys, tempfile, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.pop('IN_TEST', None)  # the real preset sizes
-from l0kit.train import (get_train_preset, make_tokenizer, make_model, training_examples, training_batches, collate, lr_at,
-                         n_params, prompt_of, machine)
+from l0kit.train import get_train_preset, train, training_examples, prompt_of, machine
 
-def train_speed(cfg, steps, warmup):
-    "Tokens per second of the training loop (forward, backward, AdamW step, data generation included)."
-    import torch
-    tok = make_tokenizer(); model = make_model(cfg, tok); model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
-    batches = training_batches(cfg, tok)  # the training loop's own batches: four-shot prompts, long examples skipped
-    tokens, t0 = 0, None
-    for step in range(warmup + steps):
-        if step == warmup: t0, tokens = time.perf_counter(), 0
-        ids, mask, labels = collate(next(batches)[0], tok.pad_token_id)
-        for g in opt.param_groups: g['lr'] = lr_at(cfg, step)
-        model(input_ids=ids, attention_mask=mask, labels=labels).loss.backward()
-        opt.step(); opt.zero_grad(set_to_none=True)
-        tokens += int(mask.sum())
-    dt = time.perf_counter() - t0
-    return model, tok, tokens, dt
+def train_speed(cfg, steps, out):
+    "The card of `l0kit train`'s run of the preset for `steps` steps (its workers and threads); the card's seconds are the loop's."
+    return train(dataclasses.replace(cfg, name=f"{cfg.name}-speed", steps=steps, warmup=min(cfg.warmup, steps)), out, progress=False)
 
 def eval_speed(spec, cfg, prompts, batch, new_tokens):
     "Generated tokens per second of greedy decoding through the hf: backend."
@@ -51,28 +38,38 @@ def eval_speed(spec, cfg, prompts, batch, new_tokens):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument('--preset', default='quick'); ap.add_argument('--steps', type=int, default=20)
-    ap.add_argument('--warmup-steps', type=int, default=3); ap.add_argument('--prompts', type=int, default=16)
+    ap.add_argument('--preset', default='quick'); ap.add_argument('--steps', type=int, default=200)
+    ap.add_argument('--prompts', type=int, default=16)
     ap.add_argument('--batch', type=int, default=8); ap.add_argument('--new-tokens', type=int, default=64)
-    ap.add_argument('--threads', type=int, default=2); ap.add_argument('--model', default=None)
+    ap.add_argument('--threads', type=int, default=2, help='torch threads of the evaluation (training: the preset\'s)')
+    ap.add_argument('--model', default=None)
+    ap.add_argument('--workers', type=int, default=None, help="training workers (default: the preset's)")
+    ap.add_argument('--compare-workers', action='store_true', help='also train one process of the same threads: the ratio')
     a = ap.parse_args(argv)
-    import torch
-    torch.set_num_threads(a.threads)
     cfg = get_train_preset(a.preset, small=False)
     load0 = os.getloadavg()
-    model, tok, tokens, dt = train_speed(cfg, a.steps, a.warmup_steps)
-    print(f"training ({a.preset}: {n_params(model):,} parameters, batch {cfg.batch_size}): {tokens / dt:,.0f} tokens/s "
-          f"({tokens:,} tokens in {a.steps} steps, {dt / a.steps:.2f} s/step); the preset's {cfg.steps} steps: about "
-          f"{cfg.steps * dt / a.steps / 60:.1f} min")
     with tempfile.TemporaryDirectory() as d:
-        path = a.model
-        if path is None:  # the preset's architecture, as trained for a few steps above
-            path = str(Path(d) / 'untrained'); model.save_pretrained(path); tok.save_pretrained(path)
+        cards = {}
+        first = a.workers or cfg.workers
+        for workers in ([first, 1] if a.compare_workers and first > 1 else [first]):
+            c = dataclasses.replace(cfg, workers=workers)
+            t0 = time.perf_counter()
+            card = cards[workers] = train_speed(c, a.steps, Path(d) / f'organism-{workers}')
+            wall = time.perf_counter() - t0
+            print(f"training ({a.preset}: {card['parameters']:,} parameters, batch {c.batch_size}, {workers} worker(s) of "
+                  f"{c.threads // workers} thread(s)): {card['tokens_per_second']:,.0f} tokens/s ({card['tokens']:,} tokens in {a.steps} "
+                  f"steps, {card['seconds'] / a.steps:.3f} s/step in the loop; {wall:.1f} s with start-up and saving); the preset's "
+                  f"{cfg.steps} steps: about {(cfg.steps * card['seconds'] / a.steps + wall - card['seconds']) / 60:.1f} min", flush=True)
+        if len(cards) > 1:
+            print(f"{first} workers against one process of {cfg.threads} threads, same steps and batches: "
+                  f"{cards[first]['tokens_per_second'] / cards[1]['tokens_per_second']:.2f}x the tokens per second")
+        card = cards[first]
+        path = a.model or card['path']  # the preset's architecture as trained for a few steps above: speed depends on the sizes only
         gen, read, dt = eval_speed(f"hf:{path},threads={a.threads},batch_size={a.batch}", cfg, a.prompts, a.batch, a.new_tokens)
     print(f"evaluation (greedy, batch {a.batch}, {a.prompts} prompts of {read / a.prompts:.0f} tokens, {a.new_tokens} new tokens): "
           f"{gen / dt:,.0f} generated tokens/s ({dt:.1f} s)")
     m = machine()
-    print(f"machine: {m['cpu']}, {m['cores']} cores, {a.threads} torch threads, torch {m['torch']}, transformers {m['transformers']}; "
+    print(f"machine: {m['cpu']}, {m['cores']} cores, {a.threads} torch threads in evaluation, torch {m['torch']}, transformers {m['transformers']}; "
           f"load average before {[round(x, 2) for x in load0]}, after {m['load_average']}")
 
 if __name__ == '__main__':

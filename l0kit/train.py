@@ -19,7 +19,8 @@ __all__ = ['ORGANISM_GEN', 'SPECIALS', 'PIECE', 'CHAT_TEMPLATE', 'TRAIN_PRESETS'
            'make_tokenizer', 'TrainConfig', 'get_train_preset', 'training_examples', 'prompt_of', 'encode_example',
            'training_batches', 'collate', 'make_model', 'n_params', 'lr_at', 'organisms_dir', 'default_out', 'machine',
            'model_card', 'save_organism', 'load_card', 'train', 'checkpoint_path', 'train_command', 'register_cli',
-           'token_kind', 'token_accuracy', 'organism_rows', 'mean_reward', 'grpo_organism']
+           'token_kind', 'token_accuracy', 'greedy_right', 'skills_over_training', 'organism_rows', 'mean_reward',
+           'grpo_organism']
 
 # %% ../nbs/70_train.ipynb #3119c963
 from .l0.dataset import LADDER_GEN
@@ -84,7 +85,8 @@ class TrainConfig(YamlConfig):
     lr: float = 2e-3
     warmup: int = 100            # steps of linear warm-up, then cosine decay to lr / 10
     weight_decay: float = 0.01
-    threads: int = 2             # torch CPU threads (the results depend on it: keep it fixed for determinism)
+    threads: int = 2             # torch CPU threads in all (the results depend on it: keep it fixed for determinism)
+    workers: int = 1             # data-parallel processes sharing `threads`: each reads its share of every batch, gradients summed
     seed: int = 0
 
     def __post_init__(self):
@@ -92,12 +94,14 @@ class TrainConfig(YamlConfig):
         if not isinstance(self.gen, GenConfig): raise ConfigError(f"TrainConfig.gen must be a mapping of GenConfig fields, got {self.gen!r}")
         c = lambda n, *a, **k: check_value('TrainConfig', n, getattr(self, n), *a, **k)
         c('name', str); safe_name(self.name, 'TrainConfig.name')
-        for n in ('max_target_steps', 'hidden_size', 'layers', 'heads', 'intermediate_size', 'context', 'steps', 'batch_size', 'threads', 'max_example_tokens'):
+        for n in ('max_target_steps', 'hidden_size', 'layers', 'heads', 'intermediate_size', 'context', 'steps', 'batch_size', 'threads', 'workers', 'max_example_tokens'):
             c(n, int, minimum=1)
         c('setup', str, choices=[s for s in PROMPT_SETUPS if s != 'variation_1' and s != 'variation_2'])
         c('shots', int, minimum=0, maximum=self.gen.num_demonstrations); c('demo_loss', bool)
         if self.setup.startswith('zero_shot') and self.shots: raise ConfigError(f"TrainConfig.setup {self.setup!r} takes no demonstrations: set shots to 0")
         c('lr', float, minimum=0); c('weight_decay', float, minimum=0); c('warmup', int, minimum=0); c('seed', int, minimum=0)
+        if self.threads % self.workers or self.batch_size % self.workers:
+            raise ConfigError(f"TrainConfig.workers ({self.workers}) must divide threads ({self.threads}) and batch_size ({self.batch_size})")
         if self.hidden_size % self.heads: raise ConfigError(f"TrainConfig.hidden_size ({self.hidden_size}) must be a multiple of heads ({self.heads})")
         if self.max_target_steps > self.gen.max_trace_steps:
             raise ConfigError(f"TrainConfig.max_target_steps {self.max_target_steps} exceeds gen.max_trace_steps {self.gen.max_trace_steps}")
@@ -108,10 +112,11 @@ class TrainConfig(YamlConfig):
 def _in_test() -> bool: return bool(os.environ.get('IN_TEST'))
 
 TRAIN_PRESETS = {
+    # sixteen programs a step: four a step (7,000 steps in two workers) learned less in the same hour (nbs/70_train.ipynb, the end)
     'quick': lambda: TrainConfig('quick', hidden_size=128, layers=4, heads=4, intermediate_size=512, steps=450, batch_size=16, lr=3e-3, warmup=50),
     'full': lambda: TrainConfig('full', hidden_size=128, layers=4, heads=4, intermediate_size=512, steps=2800, batch_size=16, lr=3e-3, warmup=100),
 }
-_TEST_SIZE = dict(hidden_size=32, layers=2, heads=2, intermediate_size=64, steps=6, batch_size=4, warmup=2)
+_TEST_SIZE = dict(hidden_size=32, layers=2, heads=2, intermediate_size=64, steps=6, batch_size=4, warmup=2, workers=1)
 
 def get_train_preset(name: str, small: bool | None = None) -> TrainConfig:
     "A named training configuration; under `IN_TEST` (or `small=True`) a tiny one of the same data, for tests."
@@ -256,7 +261,7 @@ def model_card(card: dict) -> str:
         f"context {c['context']}; word-level tokenizer of {len(trace_alphabet())} pieces (the trace alphabet)",
         f"- {card['steps']:,} AdamW steps of {c['batch_size']} programs, peak learning rate {c['lr']}, seed {c['seed']}; "
         f"final loss {card['final_loss']} (mean of the last 20 steps)",
-        f"- {card['seconds']:,} s, {card['tokens_per_second']:,} tokens/s on {m['cpu']} ({m['torch_threads']} torch threads of {m['cores']} cores, "
+        f"- {card['seconds']:,} s, {card['tokens_per_second']:,} tokens/s on {m['cpu']} ({c.get('workers', 1)} process(es) of {m['torch_threads']} torch thread(s), {m['cores']} cores, "
         f"load average {m['load_average']}); torch {m['torch']}, transformers {m['transformers']}, l0kit {m['l0kit']}",
         "",
         "## Evaluate it like an LLM",
@@ -292,20 +297,27 @@ def train(cfg: TrainConfig, out=None, progress: bool = True, force: bool = False
           keep_checkpoints: bool = False,  # keep every checkpoint, as `OUT.stepN` (to watch the skills arrive), instead of one that is removed
          ) -> dict:
     "Train an organism from scratch on the kit's traces and save it (model, tokenizer, card) in `out`; the card."
-    import torch
     out = Path(out).expanduser() if out else default_out(cfg)
     if (out / 'config.json').exists() and not force:
         raise ConfigError(f"{out} already holds a trained model; pass --force to replace it, or another --out")
-    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
-    torch.set_num_threads(cfg.threads); torch.use_deterministic_algorithms(True)
-    try: model, tok, card = _train_loop(cfg, out, progress, log_every, checkpoint_every, keep_checkpoints)
-    finally: torch.set_num_threads(threads); torch.use_deterministic_algorithms(deterministic)
-    save_organism(model, tok, card, out)
+    args = (cfg, out, progress, log_every, checkpoint_every, keep_checkpoints)
+    card = _train_here(*args) if cfg.workers == 1 else _train_workers(*args)
     shutil.rmtree(checkpoint_path(out), ignore_errors=True)
     return card | {'path': str(out)}
 
 def checkpoint_path(out: Path) -> Path: return out.with_name(out.name + '.checkpoint')
 
+def _train_here(cfg: TrainConfig, out: Path, *args, rank: int = 0, **kwargs) -> dict:
+    "Train in this process (rank 0 of one, or one worker of several) with the config's threads and deterministic algorithms; rank 0 saves."
+    import torch
+    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(cfg.threads // cfg.workers); torch.use_deterministic_algorithms(True)
+    try: model, tok, card = _train_loop(cfg, out, *args, rank=rank, **kwargs)
+    finally: torch.set_num_threads(threads); torch.use_deterministic_algorithms(deterministic)
+    if rank == 0: save_organism(model, tok, card, out)
+    return card
+
+# %% ../nbs/70_train.ipynb #a7c1e0d2
 def _card(cfg, model, step, programs, tokens, answer_tokens, steps_seen, losses, curve, seconds) -> dict:
     "The training card after `step` steps (a checkpoint's when `step < cfg.steps`)."
     part = f" (checkpoint: step {step} of {cfg.steps})" if step < cfg.steps else ''
@@ -315,38 +327,111 @@ def _card(cfg, model, step, programs, tokens, answer_tokens, steps_seen, losses,
             'mean_target_steps': round(sum(steps_seen) / len(steps_seen), 2), 'final_loss': round(sum(losses[-20:]) / len(losses[-20:]), 4),
             'loss_curve': curve, 'seconds': round(seconds, 1), 'tokens_per_second': round(tokens / seconds, 1), 'machine': machine()}
 
-def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, checkpoint_every: int = 0, keep_checkpoints: bool = False):
-    "The optimisation: the model, its tokenizer and the card."
+def _learned(example) -> int:
+    "Tokens an example's loss is taken on: labels other than -100 after the first (a causal LM predicts token i from the ones before it)."
+    return sum(t != -100 for t in example[1][1:])
+
+def _sum_gradients(model, extra: list) -> list:
+    "Sum every gradient and the numbers `extra` over the workers (one gloo call on a flat buffer); the summed `extra`."
+    import torch, torch.distributed as dist
+    params = list(model.parameters())
+    flat = torch.cat([p.grad.reshape(-1) for p in params] + [torch.tensor(extra, dtype=params[0].grad.dtype)])
+    dist.all_reduce(flat)
+    at = 0
+    for p in params: p.grad.copy_(flat[at:at + p.numel()].view_as(p.grad)); at += p.numel()
+    return flat[at:].tolist()
+
+def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, checkpoint_every: int = 0, keep_checkpoints: bool = False,
+                rank: int = 0):
+    "The optimisation: the model, its tokenizer and the card. Worker `rank` of `cfg.workers` reads its share of every batch sorted by length."
     import torch
     tok = make_tokenizer(max(64, cfg.gen.max_code_lines))
     model = make_model(cfg, tok)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.95), weight_decay=cfg.weight_decay)
     batches = training_batches(cfg, tok)
     from tqdm.auto import tqdm
-    bar = tqdm(range(cfg.steps), desc=f"train {cfg.name}", unit='step', disable=not progress, dynamic_ncols=True, file=sys.stderr)
+    bar = tqdm(range(cfg.steps), desc=f"train {cfg.name}", unit='step', disable=not progress or rank > 0, dynamic_ncols=True, file=sys.stderr)
     losses, curve, tokens, answer_tokens, programs, steps_seen = [], [], 0, 0, 0, []
     t0 = time.perf_counter()
     model.train()
     for step in bar:
         batch, items = next(batches)
         steps_seen += [it['steps'] for it in items]
-        ids, mask, labels = collate(batch, tok.pad_token_id)
+        by_length = sorted(range(len(batch)), key=lambda i: len(batch[i][0]))
+        mine = [batch[i] for i in by_length[rank::cfg.workers]]  # every worker a share of short and long examples: balanced, little padding
+        ids, _, labels = collate(mine, tok.pad_token_id)
         if ids.shape[1] > cfg.context: raise ConfigError(f"a training example has {ids.shape[1]} tokens, more than the context {cfg.context}")
         for g in opt.param_groups: g['lr'] = lr_at(cfg, step)
-        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        # right padding under a causal mask: no real token sees a pad, so no attention mask is needed (and the faster causal kernel runs)
+        loss = model(input_ids=ids, labels=labels).loss * (sum(map(_learned, mine)) / sum(map(_learned, batch)))  # this worker's share of the batch mean
         loss.backward()
+        value = _sum_gradients(model, [loss.item()])[0] if cfg.workers > 1 else loss.item()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step(); opt.zero_grad(set_to_none=True)
-        losses.append(loss.item()); programs += len(batch)
-        tokens += int(mask.sum()); answer_tokens += int((labels != -100).sum())
+        losses.append(value); programs += len(batch)
+        tokens += sum(len(x) for x, _ in batch); answer_tokens += sum(t != -100 for _, y in batch for t in y)
         if step % log_every == 0 or step == cfg.steps - 1:
             curve.append([step, round(sum(losses[-log_every:]) / len(losses[-log_every:]), 4)])
             bar.set_postfix(loss=f"{curve[-1][1]:.3f}", tok_s=f"{tokens / (time.perf_counter() - t0):.0f}", refresh=False)
-        if checkpoint_every and (step + 1) % checkpoint_every == 0 and step + 1 < cfg.steps:  # saving draws no random numbers
+        if rank == 0 and checkpoint_every and (step + 1) % checkpoint_every == 0 and step + 1 < cfg.steps:  # saving draws no random numbers
             save_organism(model, tok, _card(cfg, model, step + 1, programs, tokens, answer_tokens, steps_seen, losses, curve,
                                             time.perf_counter() - t0), out.with_name(f"{out.name}.step{step + 1}") if keep_checkpoints else checkpoint_path(out))
     bar.close()
     return model, tok, _card(cfg, model, cfg.steps, programs, tokens, answer_tokens, steps_seen, losses, curve, time.perf_counter() - t0)
+
+# %% ../nbs/70_train.ipynb #c93d4e17
+_RELAYED = {'ConfigError': ConfigError, 'FileNotFoundError': FileNotFoundError, 'PermissionError': PermissionError, 'OSError': OSError,
+            'ValueError': ValueError}  # a worker's user errors, raised again in the caller as themselves (the CLI prints them in one line)
+
+def _worker_main(rendezvous: str, rank: int):
+    "One data-parallel worker, a process of its own: read the job, join the gloo group through a file store, train; rank 0 saves and leaves the card."
+    import torch.distributed as dist
+    from datetime import timedelta
+    job = json.loads(Path(rendezvous, 'job.json').read_text())
+    cfg, out = TrainConfig.from_dict(job.pop('config')), Path(job.pop('out'))
+    store = dist.FileStore(str(Path(rendezvous, 'store')), cfg.workers)
+    dist.init_process_group('gloo', store=store, rank=rank, world_size=cfg.workers, timeout=timedelta(minutes=5))
+    try: card = _train_here(cfg, out, **job, rank=rank)
+    except tuple(_RELAYED.values()) as e:
+        tmp = Path(rendezvous, f'.error{rank}'); tmp.write_text(json.dumps([type(e).__name__, str(e)])); tmp.rename(Path(rendezvous, f'error{rank}'))
+        sys.exit(2)
+    finally: dist.destroy_process_group()
+    if rank == 0: Path(rendezvous, 'card.json').write_text(json.dumps(card))
+
+# the first statement of a worker, before any import: when the caller dies (even killed outright) its pipe closes, and the worker ends
+# (a raw read of file descriptor 0: a daemon thread blocked in `sys.stdin` holds its lock, and the interpreter aborts at exit)
+_WORKER = ("import os, sys, threading; threading.Thread(target=lambda: (os.read(0, 1), os._exit(1)), daemon=True).start(); "
+           "from l0kit.train import _worker_main; _worker_main(sys.argv[1], int(sys.argv[2]))")
+
+def _relay(stream, to):
+    "Copy a worker's stderr (its progress bar, its errors) to the caller's, which a notebook shows."
+    for chunk in iter(lambda: os.read(stream.fileno(), 4096), b''):
+        to.write(chunk.decode(errors='replace')); to.flush()
+
+def _train_workers(cfg: TrainConfig, out: Path, progress: bool, log_every: int, checkpoint_every: int, keep_checkpoints: bool) -> dict:
+    "Train with `cfg.workers` processes of `threads // workers` threads each; all are stopped when one fails, on an interrupt, or when the caller dies."
+    import subprocess, threading
+    env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(Path(l0kit.__file__).parents[1]), *filter(None, [os.environ.get('PYTHONPATH')])]),
+           'GLOO_SOCKET_IFNAME': os.environ.get('GLOO_SOCKET_IFNAME', 'lo')}  # the workers talk over the loopback device only
+    with tempfile.TemporaryDirectory(prefix='l0kit-train-') as d:
+        Path(d, 'job.json').write_text(json.dumps({'config': cfg.to_dict(), 'out': str(out), 'progress': progress, 'log_every': log_every,
+                                                   'checkpoint_every': checkpoint_every, 'keep_checkpoints': keep_checkpoints}))
+        procs = [subprocess.Popen([sys.executable, '-c', _WORKER, d, str(r)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, env=env) for r in range(cfg.workers)]
+        relays = [threading.Thread(target=_relay, args=(p.stderr, sys.stderr), daemon=True) for p in procs]
+        for t in relays: t.start()
+        try:
+            while all(p.poll() in (None, 0) for p in procs) and not all(p.poll() == 0 for p in procs): time.sleep(0.2)
+        finally:
+            for p in procs:
+                if p.poll() is None: p.terminate()
+            for p in procs: p.wait(); p.stdin.close()
+            for t in relays: t.join(5)
+        errors = [json.loads(Path(d, f'error{r}').read_text()) for r, p in enumerate(procs) if p.returncode == 2 and Path(d, f'error{r}').exists()]
+        if errors: raise _RELAYED[errors[0][0]](errors[0][1])
+        if any(p.returncode for p in procs):
+            raise RuntimeError(f"a training worker failed (exit codes {[p.returncode for p in procs]}); its error, if it printed one, is above")
+        return json.loads(Path(d, 'card.json').read_text())
 
 # %% ../nbs/70_train.ipynb #2a5e3240
 def train_command(args) -> int:
@@ -383,22 +468,52 @@ def token_kind(piece: str, previous: str) -> str:
     if previous == ',' and re.fullmatch(r'[A-Za-z_]+', piece) and piece not in ('True', 'False'): return 'variable'
     return 'digit' if piece.isdigit() else 'other'
 
-def token_accuracy(model_dir, items: list, setup: str = 'default', shots: int = 4, threads: int = 2) -> dict:
-    "Teacher-forced next-token accuracy on the items' test traces, by kind: {kind: (right, total)}."
+# %% ../nbs/70_train.ipynb #b4c5d6e7
+def _read_test_trace(model, tok, item: dict, setup: str, shots: int) -> list[tuple[str, bool]]:
+    "(kind, right) for every token of the item's test trace and its end token (kind `end`), read teacher-forced with greedy choices."
+    import torch
+    ids, labels = encode_example(item, tok, setup, shots)
+    with torch.no_grad(): guess = model(torch.tensor([ids])).logits[0].argmax(-1).tolist()
+    pieces = tok.convert_ids_to_tokens(ids)
+    return [('end' if ids[i] == tok.eos_token_id else token_kind(pieces[i], pieces[i - 1]), guess[i - 1] == ids[i])
+            for i in range(1, len(ids)) if labels[i] != -100]
+
+def _load(model_dir, threads: int):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     torch.set_num_threads(threads)
-    tok, model = AutoTokenizer.from_pretrained(model_dir), AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    return AutoTokenizer.from_pretrained(model_dir), AutoModelForCausalLM.from_pretrained(model_dir).eval()
+
+def token_accuracy(model_dir, items: list, setup: str = 'default', shots: int = 4, threads: int = 2) -> dict:
+    "Teacher-forced next-token accuracy on the items' test traces, by kind: {kind: (right, total)}."
+    tok, model = _load(model_dir, threads)
     counts = {}
     for it in items:
-        ids, labels = encode_example(it, tok, setup, shots)
-        with torch.no_grad(): guess = model(torch.tensor([ids])).logits[0].argmax(-1).tolist()
-        pieces = tok.convert_ids_to_tokens(ids)
-        for i in range(1, len(ids)):
-            if labels[i] == -100 or ids[i] == tok.eos_token_id: continue
-            right, total = counts.get(k := token_kind(pieces[i], pieces[i - 1]), (0, 0))
-            counts[k] = (right + (guess[i - 1] == ids[i]), total + 1)
+        for k, ok in _read_test_trace(model, tok, it, setup, shots):
+            if k == 'end': continue
+            right, total = counts.get(k, (0, 0)); counts[k] = (right + ok, total + 1)
     return counts
+
+def greedy_right(model_dir, items: list, setup: str = 'default', shots: int = 4, threads: int = 2) -> list[bool]:
+    "For each item, whether its test trace and end are the model's greedy choice token by token (one teacher-forced forward pass)."
+    tok, model = _load(model_dir, threads)
+    return [all(ok for _, ok in _read_test_trace(model, tok, it, setup, shots)) for it in items]
+
+def skills_over_training(out, items: list, setup: str = 'default', shots: int = 4, threads: int = 2):
+    "One row per kept checkpoint `OUT.stepN` and the final `OUT`: token accuracy by kind (%) and whole traces right teacher-forced (%)."
+    import pandas as pd
+    out = Path(out).expanduser()
+    kept = [p for p in out.parent.glob(f"{out.name}.step*") if re.fullmatch(r'\d+', p.name.rsplit('.step', 1)[1])]  # not a half-written one
+    dirs = sorted(kept, key=lambda p: int(p.name.rsplit('.step', 1)[1])) + [out]
+    rows = []
+    for d in dirs:
+        tok, model = _load(d, threads)
+        reads = [_read_test_trace(model, tok, it, setup, shots) for it in items]
+        tokens = [t for r in reads for t in r if t[0] != 'end']
+        rows.append({'step': load_card(d)['steps'], **{k: 100 * sum(ok for kk, ok in tokens if kk == k) / max(1, sum(kk == k for kk, _ in tokens))
+                                                      for k in ('label', 'variable', 'digit', 'other')},
+                     'whole trace': 100 * sum(all(ok for _, ok in r) for r in reads) / len(reads)})
+    return pd.DataFrame(rows).set_index('step')
 
 # %% ../nbs/70_train.ipynb #4442e44d
 def organism_rows(items: list, setup: str = 'default', shots: int = 4) -> list[dict]:

@@ -98,3 +98,52 @@ def test_eval_on_a_ladder_split_through_the_cli(organism, tmp_path):
     assert len(rows) == 3
     r = l0kit_cli('report', str(tmp_path / 'run'))
     assert r.returncode == 0, r.stderr
+
+def test_two_workers_from_the_cli_fail_in_one_line_and_leave_no_process(tmp_path):
+    "A worker's ConfigError (an example longer than the context) reaches the command line as one line, exit 2; no worker is left running."
+    cfg = get_train_preset('quick', small=True)
+    (tmp_path / 'cfg.yaml').write_text(json.dumps({**cfg.to_dict(), 'workers': 2, 'context': 64}))  # JSON is YAML
+    r = l0kit_cli('train', '--config', str(tmp_path / 'cfg.yaml'), '--out', str(tmp_path / 'org'), '--quiet', env={'TMPDIR': str(tmp_path)})
+    assert r.returncode == 2 and 'more than the context 64' in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / 'org').exists()
+    ps = subprocess.run(['ps', '-ww', '-eo', 'args'], capture_output=True, text=True).stdout.splitlines()
+    assert not [l for l in ps if '_worker_main' in l and str(tmp_path) in l]   # the workers' rendezvous folder is under TMPDIR
+
+def test_a_killed_worker_stops_the_run_with_an_error(tmp_path):
+    "A worker that dies (killed here) ends the run with an error naming the exit codes, and the other worker is stopped, not left waiting."
+    import signal, time
+    cfg = get_train_preset('quick', small=True)
+    (tmp_path / 'cfg.yaml').write_text(json.dumps({**cfg.to_dict(), 'workers': 2, 'steps': 100000}))
+    p = subprocess.Popen([sys.executable, '-c', 'import sys; from l0kit.harness.cli import main; sys.exit(main())', 'train', '--config',
+                          str(tmp_path / 'cfg.yaml'), '--out', str(tmp_path / 'org'), '--quiet'], stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, 'TMPDIR': str(tmp_path)})
+    def workers():  # this run's: their rendezvous folder is under TMPDIR
+        return [l.split(None, 1) for l in subprocess.run(['ps', '-ww', '-eo', 'pid,args'], capture_output=True, text=True).stdout.splitlines()
+                if '_worker_main' in l and str(tmp_path) in l]
+    deadline = time.time() + 120
+    while len(workers()) < 2 and time.time() < deadline: time.sleep(0.5)
+    assert len(workers()) == 2
+    time.sleep(5)
+    pid = int(next(w for w in workers() if w[1].rstrip().endswith(' 1'))[0])
+    os.kill(pid, signal.SIGKILL)
+    err = p.communicate(timeout=120)[1]
+    assert p.returncode != 0 and 'a training worker failed' in err, err
+    assert not workers()
+
+def test_a_killed_caller_leaves_no_worker(tmp_path):
+    "`l0kit train` killed outright (SIGKILL: no chance to stop its workers) leaves no worker training on for nobody."
+    import signal, time
+    cfg = get_train_preset('quick', small=True)
+    (tmp_path / 'cfg.yaml').write_text(json.dumps({**cfg.to_dict(), 'workers': 2, 'steps': 100000}))
+    p = subprocess.Popen([sys.executable, '-c', 'import sys; from l0kit.harness.cli import main; sys.exit(main())', 'train', '--config',
+                          str(tmp_path / 'cfg.yaml'), '--out', str(tmp_path / 'org'), '--quiet'], stderr=subprocess.DEVNULL,
+                         env={**os.environ, 'TMPDIR': str(tmp_path)})
+    workers = lambda: [l for l in subprocess.run(['ps', '-ww', '-eo', 'pid,args'], capture_output=True, text=True).stdout.splitlines()
+                       if '_worker_main' in l and str(tmp_path) in l]
+    deadline = time.time() + 120
+    while len(workers()) < 2 and time.time() < deadline: time.sleep(0.5)
+    assert len(workers()) == 2
+    p.send_signal(signal.SIGKILL); p.wait()
+    deadline = time.time() + 30
+    while workers() and time.time() < deadline: time.sleep(0.5)
+    assert not workers()
