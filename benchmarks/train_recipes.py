@@ -89,7 +89,7 @@ def main(argv=None):
                     if p.poll() is None: p.terminate()
                     p.wait()
     import pandas as pd
-    print(pd.DataFrame(rows).set_index('config').T.to_string())
+    print(pd.DataFrame(rows).set_index('config').T.astype(object).to_string())  # each value as measured, not in a shared float format
     print(f"load average before {[round(x, 2) for x in load0]}, after {[round(x, 2) for x in os.getloadavg()]}; "
           f"{a.parallel} at once, {a.threads} thread(s) each, {a.minutes} min each")
 
