@@ -357,19 +357,21 @@ def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, che
     for step in bar:
         batch, items = next(batches)
         steps_seen += [it['steps'] for it in items]
+        learned = [_learned(ex) for ex in batch]  # counted once: this worker's share of the loss, and the card's trace tokens
         by_length = sorted(range(len(batch)), key=lambda i: len(batch[i][0]))
-        mine = [batch[i] for i in by_length[rank::cfg.workers]]  # every worker a share of short and long examples: balanced, little padding
+        share = by_length[rank::cfg.workers]  # every worker a share of short and long examples: balanced, little padding
+        mine = [batch[i] for i in share]
         ids, _, labels = collate(mine, tok.pad_token_id)
         if ids.shape[1] > cfg.context: raise ConfigError(f"a training example has {ids.shape[1]} tokens, more than the context {cfg.context}")
         for g in opt.param_groups: g['lr'] = lr_at(cfg, step)
         # right padding under a causal mask: no real token sees a pad, so no attention mask is needed (and the faster causal kernel runs)
-        loss = model(input_ids=ids, labels=labels).loss * (sum(map(_learned, mine)) / sum(map(_learned, batch)))  # this worker's share of the batch mean
+        loss = model(input_ids=ids, labels=labels).loss * (sum(learned[i] for i in share) / sum(learned))  # this worker's share of the batch mean
         loss.backward()
         value = _sum_gradients(model, [loss.item()])[0] if cfg.workers > 1 else loss.item()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step(); opt.zero_grad(set_to_none=True)
         losses.append(value); programs += len(batch)
-        tokens += sum(len(x) for x, _ in batch); answer_tokens += sum(t != -100 for _, y in batch for t in y)
+        tokens += sum(len(x) for x, _ in batch); answer_tokens += sum(learned)  # an example's first label is never learned (it starts with the prompt)
         if step % log_every == 0 or step == cfg.steps - 1:
             curve.append([step, round(sum(losses[-log_every:]) / len(losses[-log_every:]), 4)])
             bar.set_postfix(loss=f"{curve[-1][1]:.3f}", tok_s=f"{tokens / (time.perf_counter() - t0):.0f}", refresh=False)
