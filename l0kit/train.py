@@ -15,12 +15,12 @@ from .l0.dataset import L0DataConfig, SplitSpec, make_candidate, make_demonstrat
 from .l0.prompts import PROMPT_SETUPS
 
 # %% auto #0
-__all__ = ['ORGANISM_GEN', 'SPECIALS', 'PIECE', 'CHAT_TEMPLATE', 'TRAIN_PRESETS', 'organism_gen', 'trace_alphabet',
-           'make_tokenizer', 'TrainConfig', 'get_train_preset', 'training_examples', 'prompt_of', 'encode_example',
-           'training_batches', 'collate', 'make_model', 'n_params', 'lr_at', 'organisms_dir', 'default_out', 'machine',
-           'model_card', 'save_organism', 'load_card', 'train', 'checkpoint_path', 'train_command', 'register_cli',
-           'token_kind', 'token_accuracy', 'greedy_right', 'skills_over_training', 'organism_rows', 'mean_reward',
-           'grpo_organism']
+__all__ = ['ORGANISM_GEN', 'SPECIALS', 'PIECE', 'CHAT_TEMPLATE', 'ARCHS', 'OPTIMIZERS', 'TRAIN_PRESETS', 'organism_gen',
+           'trace_alphabet', 'make_tokenizer', 'TrainConfig', 'get_train_preset', 'training_examples', 'prompt_of',
+           'encode_example', 'training_batches', 'collate', 'make_model', 'n_params', 'lr_at', 'newton_schulz', 'muon',
+           'make_optimizers', 'organisms_dir', 'default_out', 'machine', 'model_card', 'save_organism', 'load_card',
+           'train', 'checkpoint_path', 'train_command', 'register_cli', 'token_kind', 'token_accuracy', 'greedy_right',
+           'skills_over_training', 'organism_rows', 'mean_reward', 'grpo_organism']
 
 # %% ../nbs/70_train.ipynb #3119c963
 from .l0.dataset import LADDER_GEN
@@ -65,6 +65,9 @@ def make_tokenizer(max_lines: int = 64):
     return tok
 
 # %% ../nbs/70_train.ipynb #3649b910
+ARCHS = ('llama', 'lfm2')
+OPTIMIZERS = ('adamw', 'muon')
+
 @dataclass
 class TrainConfig(YamlConfig):
     "Everything an organism is a function of (with the kit, torch and transformers versions): data, model, optimisation, seed."
@@ -79,9 +82,11 @@ class TrainConfig(YamlConfig):
     layers: int = 4
     heads: int = 4
     intermediate_size: int = 512
+    arch: str = 'llama'          # 'llama': attention in every layer; 'lfm2': short convolutions and attention in turn (see The model)
     context: int = 4096          # positions: the ladder's longest prompts with their demonstrations run to about 3,600 tokens
     steps: int = 1000            # optimiser steps
     batch_size: int = 16         # programs per step
+    optimizer: str = 'adamw'     # 'adamw'; 'muon': Muon on the hidden weight matrices, AdamW on the rest (see The optimiser)
     lr: float = 2e-3
     warmup: int = 100            # steps of linear warm-up, then cosine decay to lr / 10
     weight_decay: float = 0.01
@@ -99,6 +104,7 @@ class TrainConfig(YamlConfig):
         c('setup', str, choices=[s for s in PROMPT_SETUPS if s != 'variation_1' and s != 'variation_2'])
         c('shots', int, minimum=0, maximum=self.gen.num_demonstrations); c('demo_loss', bool)
         if self.setup.startswith('zero_shot') and self.shots: raise ConfigError(f"TrainConfig.setup {self.setup!r} takes no demonstrations: set shots to 0")
+        c('arch', str, choices=list(ARCHS)); c('optimizer', str, choices=list(OPTIMIZERS))
         c('lr', float, minimum=0); c('weight_decay', float, minimum=0); c('warmup', int, minimum=0); c('seed', int, minimum=0)
         if self.threads % self.workers or self.batch_size % self.workers:
             raise ConfigError(f"TrainConfig.workers ({self.workers}) must divide threads ({self.threads}) and batch_size ({self.batch_size})")
@@ -112,9 +118,11 @@ class TrainConfig(YamlConfig):
 def _in_test() -> bool: return bool(os.environ.get('IN_TEST'))
 
 TRAIN_PRESETS = {
-    # sixteen programs a step: four a step (7,000 steps in two workers) learned less in the same hour (nbs/70_train.ipynb, the end)
-    'quick': lambda: TrainConfig('quick', hidden_size=128, layers=4, heads=4, intermediate_size=512, steps=450, batch_size=16, lr=3e-3, warmup=50),
-    'full': lambda: TrainConfig('full', hidden_size=128, layers=4, heads=4, intermediate_size=512, steps=2800, batch_size=16, lr=3e-3, warmup=100),
+    # the LFM2 hybrid with Muon: in ten minutes it learned the lookups the Llama model with AdamW had not after an hour (the end of this notebook)
+    'quick': lambda: TrainConfig('quick', hidden_size=128, layers=4, heads=4, intermediate_size=512, arch='lfm2', optimizer='muon',
+                                 steps=560, batch_size=8, lr=3e-3, warmup=50),
+    'full': lambda: TrainConfig('full', hidden_size=128, layers=4, heads=4, intermediate_size=512, arch='lfm2', optimizer='muon',
+                                steps=1700, batch_size=16, lr=3e-3, warmup=100),
 }
 _TEST_SIZE = dict(hidden_size=32, layers=2, heads=2, intermediate_size=64, steps=6, batch_size=4, warmup=2, workers=1)
 
@@ -200,16 +208,22 @@ def collate(examples: list, pad_id: int):
     return ids, mask, labels
 
 # %% ../nbs/70_train.ipynb #c4a1d2c2
+def _layer_types(layers: int) -> list[str]: return ['conv' if i % 2 == 0 else 'full_attention' for i in range(layers)]
+
 def make_model(cfg: TrainConfig, tok):
-    "A randomly initialised Llama-architecture causal LM (seeded), the size the config asks for."
+    "A randomly initialised causal LM (seeded) of the config's size and `arch`: Llama, or the LFM2 hybrid of short convolutions and attention."
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
     torch.manual_seed(cfg.seed)
-    mc = LlamaConfig(vocab_size=len(tok), hidden_size=cfg.hidden_size, intermediate_size=cfg.intermediate_size,
-                     num_hidden_layers=cfg.layers, num_attention_heads=cfg.heads, num_key_value_heads=cfg.heads,
-                     max_position_embeddings=cfg.context, tie_word_embeddings=True, rope_theta=10000.0,
-                     bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
-    return LlamaForCausalLM(mc)
+    size = dict(vocab_size=len(tok), hidden_size=cfg.hidden_size, intermediate_size=cfg.intermediate_size, num_hidden_layers=cfg.layers,
+                num_attention_heads=cfg.heads, num_key_value_heads=cfg.heads, max_position_embeddings=cfg.context, tie_word_embeddings=True,
+                bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    if cfg.arch == 'lfm2':
+        from transformers import Lfm2Config, Lfm2ForCausalLM
+        types = _layer_types(cfg.layers)  # a convolution first, so the first attention layer already sees each token's predecessors
+        return Lfm2ForCausalLM(Lfm2Config(**size, layer_types=types, full_attn_idxs=[i for i, t in enumerate(types) if t != 'conv'],
+                                          conv_L_cache=3, block_auto_adjust_ff_dim=False))  # the MLP exactly intermediate_size wide
+    from transformers import LlamaConfig, LlamaForCausalLM
+    return LlamaForCausalLM(LlamaConfig(**size, rope_theta=10000.0))
 
 def n_params(model) -> int: return sum(p.numel() for p in model.parameters())
 
@@ -218,6 +232,45 @@ def lr_at(cfg: TrainConfig, step: int) -> float:
     if step < cfg.warmup: return cfg.lr * (step + 1) / cfg.warmup
     t = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
     return cfg.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, t))))
+
+
+# %% ../nbs/70_train.ipynb #a1b2c3d6
+def newton_schulz(g, steps: int = 5):
+    "The semi-orthogonal matrix nearest `g` (up to singular values in about 0.7-1.2), by Muon's quintic Newton-Schulz iteration, in float32."
+    x = g / g.norm().clamp(min=1e-7)
+    tall = x.size(0) > x.size(1)
+    if tall: x = x.T  # iterate on the smaller Gram matrix
+    for _ in range(steps):
+        a = x @ x.T
+        x = 3.4445 * x + (-4.775 * a + 2.0315 * a @ a) @ x
+    return x.T if tall else x
+
+def muon(params, lr: float, weight_decay: float = 0.0, momentum: float = 0.95):
+    "Muon on 2-D `params`: the step of `torch.optim.Muon(..., nesterov=True, adjust_lr_fn='match_rms_adamw')`, in float32."
+    import torch
+    class Muon(torch.optim.Optimizer):
+        @torch.no_grad()
+        def step(self):
+            for g in self.param_groups:
+                for p in g['params']:
+                    if p.grad is None: continue
+                    buf = self.state[p].setdefault('momentum_buffer', torch.zeros_like(p))
+                    buf.lerp_(p.grad, 1 - g['momentum'])
+                    update = newton_schulz(p.grad.lerp(buf, g['momentum']))  # Nesterov
+                    p.mul_(1 - g['lr'] * g['weight_decay'])
+                    p.add_(update, alpha=-g['lr'] * 0.2 * max(p.shape) ** 0.5)
+    return Muon(params, dict(lr=lr, weight_decay=weight_decay, momentum=momentum))
+
+def make_optimizers(cfg: TrainConfig, model) -> list:
+    "The optimisers of a run (the loop sets their learning rate each step): AdamW on everything, or Muon on the hidden weight matrices and AdamW on the rest."
+    import torch
+    adamw = lambda ps: torch.optim.AdamW(ps, lr=cfg.lr, betas=(0.9, 0.95), weight_decay=cfg.weight_decay)
+    if cfg.optimizer == 'adamw': return [adamw(list(model.parameters()))]
+    tied = {id(p) for p in (*model.get_input_embeddings().parameters(), *model.get_output_embeddings().parameters())}
+    hidden = [p for p in model.parameters() if p.ndim == 2 and id(p) not in tied]
+    rest = [p for p in model.parameters() if id(p) not in {id(q) for q in hidden}]
+    return [muon(hidden, cfg.lr, cfg.weight_decay), adamw(rest)]
+
 
 # %% ../nbs/70_train.ipynb #aeca4191
 def organisms_dir() -> Path:
@@ -238,6 +291,9 @@ def machine() -> dict:
             'l0kit': l0kit.__version__, 'load_average': [round(x, 2) for x in os.getloadavg()]}
 
 # %% ../nbs/70_train.ipynb #779f8905
+_ARCH_WORDS = {'llama': 'Llama architecture', 'lfm2': 'LFM2 architecture: short convolutions and attention in turn'}
+_OPT_WORDS = {'adamw': 'AdamW', 'muon': 'Muon (AdamW on embeddings and norms)'}
+
 def model_card(card: dict) -> str:
     "The README.md of a saved organism: what it is, what it was trained on, how long, where, and how to evaluate it."
     c, m = card['config'], card['machine']
@@ -245,7 +301,7 @@ def model_card(card: dict) -> str:
     return '\n'.join([
         f"# {card['name']}: {card['description']}",
         "",
-        "Not one of the L0-Bench paper's LLMs: a small decoder-only transformer (Llama architecture, `transformers`) trained "
+        f"Not one of the L0-Bench paper's LLMs: a small decoder-only model ({_ARCH_WORDS[c.get('arch', 'llama')]}, `transformers`) trained "
         "from scratch by `l0kit train` on L0 programs and exact traces that the kit generated. It reads the kit's "
         f"L0 prompt (setup `{c['setup']}`, {c.get('shots', 0)} demonstrations of the same program) and writes the trace.",
         "",
@@ -259,7 +315,7 @@ def model_card(card: dict) -> str:
         "## Model and training",
         f"- {card['parameters']:,} parameters: hidden {c['hidden_size']}, {c['layers']} layers, {c['heads']} heads, MLP {c['intermediate_size']}, "
         f"context {c['context']}; word-level tokenizer of {len(trace_alphabet())} pieces (the trace alphabet)",
-        f"- {card['steps']:,} AdamW steps of {c['batch_size']} programs, peak learning rate {c['lr']}, seed {c['seed']}; "
+        f"- {card['steps']:,} {_OPT_WORDS[c.get('optimizer', 'adamw')]} steps of {c['batch_size']} programs, peak learning rate {c['lr']}, seed {c['seed']}; "
         f"final loss {card['final_loss']} (mean of the last 20 steps)",
         f"- {card['seconds']:,} s, {card['tokens_per_second']:,} tokens/s on {m['cpu']} ({c.get('workers', 1)} process(es) of {m['torch_threads']} torch thread(s), {m['cores']} cores, "
         f"load average {m['load_average']}); torch {m['torch']}, transformers {m['transformers']}, l0kit {m['l0kit']}",
@@ -347,7 +403,7 @@ def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, che
     import torch
     tok = make_tokenizer(max(64, cfg.gen.max_code_lines))
     model = make_model(cfg, tok)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.95), weight_decay=cfg.weight_decay)
+    opts = make_optimizers(cfg, model)
     batches = training_batches(cfg, tok)
     from tqdm.auto import tqdm
     bar = tqdm(range(cfg.steps), desc=f"train {cfg.name}", unit='step', disable=not progress or rank > 0, dynamic_ncols=True, file=sys.stderr)
@@ -363,13 +419,13 @@ def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, che
         mine = [batch[i] for i in share]
         ids, _, labels = collate(mine, tok.pad_token_id)
         if ids.shape[1] > cfg.context: raise ConfigError(f"a training example has {ids.shape[1]} tokens, more than the context {cfg.context}")
-        for g in opt.param_groups: g['lr'] = lr_at(cfg, step)
+        for g in (g for o in opts for g in o.param_groups): g['lr'] = lr_at(cfg, step)
         # right padding under a causal mask: no real token sees a pad, so no attention mask is needed (and the faster causal kernel runs)
         loss = model(input_ids=ids, labels=labels).loss * (sum(learned[i] for i in share) / sum(learned))  # this worker's share of the batch mean
         loss.backward()
         value = _sum_gradients(model, [loss.item()])[0] if cfg.workers > 1 else loss.item()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step(); opt.zero_grad(set_to_none=True)
+        for o in opts: o.step(); o.zero_grad(set_to_none=True)
         losses.append(value); programs += len(batch)
         tokens += sum(len(x) for x, _ in batch); answer_tokens += sum(learned)  # an example's first label is never learned (it starts with the prompt)
         if step % log_every == 0 or step == cfg.steps - 1:
