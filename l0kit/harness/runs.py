@@ -317,10 +317,14 @@ def _comparable(meta: dict, key: str):
     v = meta.get(key)
     return {**v, 'voters': None} if key == 'run_config' and isinstance(v, dict) else v
 
+def _weights(meta: dict): return (meta.get('model_info') or {}).get('weights')
+
 def same_run(old: dict, new: dict) -> str | None:
     "None if `new` describes the same run as `old` (voters may grow), else the first difference."
     for k in IDENTITY:
         if _comparable(old, k) != _comparable(new, k): return f"{k}: {old.get(k)!r} on disk, {new.get(k)!r} now"
+    if _weights(old) and _weights(new) and _weights(old) != _weights(new):  # the same spec, other weights: a model trained again in place
+        return f"model weights: {_weights(old)} on disk, {_weights(new)} now (the model at {new.get('model_identity')} has changed)"
     return None
 
 # %% ../../nbs/05_runs.ipynb #d28293ea

@@ -11,8 +11,9 @@ from .prompt import render_chat, render_raw
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['SMOLLM2_PACKAGE', 'SMOLLM2_FILE', 'resolve_device', 'resolve_dtype', 'TransformersModel', 'load_hf', 'load_gguf',
-           'cache_dir', 'smollm2_gguf', 'convert_gguf', 'smollm2_dir', 'load_smollm2']
+__all__ = ['WEIGHT_SUFFIXES', 'SMOLLM2_PACKAGE', 'SMOLLM2_FILE', 'resolve_device', 'resolve_dtype', 'TransformersModel',
+           'weights_fingerprint', 'load_hf', 'load_gguf', 'cache_dir', 'smollm2_gguf', 'convert_gguf', 'smollm2_dir',
+           'load_smollm2']
 
 # %% ../../nbs/02a_transformers.ipynb #c5cce12f
 def _torch():
@@ -62,7 +63,8 @@ class TransformersModel(Model):
         return len(self.tokenizer(text, add_special_tokens=False)['input_ids'])
 
     def info(self): return {**super().info(), 'device': self.device, 'dtype': str(self.model.dtype).removeprefix('torch.'),
-                            'batch_size': self.batch_size, 'context_length': self.context_length}
+                            'batch_size': self.batch_size, 'context_length': self.context_length,
+                            **({'weights': self.weights} if getattr(self, 'weights', None) else {})}
 
     def _encode(self, text: str) -> list[int]:
         "The token ids the model reads for a rendered prompt (a base model's BOS included)."
@@ -137,6 +139,23 @@ def close(self: TransformersModel):
     self.model = None
 
 # %% ../../nbs/02a_transformers.ipynb #935558d1
+WEIGHT_SUFFIXES = ('.safetensors', '.bin', '.gguf', '.pt', '.pth')
+
+def weights_fingerprint(path, gguf_file: str | None = None, chunk: int = 8 << 20) -> str:
+    "SHA-256 (16 hex digits) over the weight files of a model folder (or one GGUF file in it): names, sizes, first and last `chunk` bytes."
+    import hashlib
+    p = Path(path)
+    files = [p / gguf_file] if gguf_file else sorted(f for f in p.iterdir() if f.is_file() and f.name.endswith(WEIGHT_SUFFIXES))
+    h = hashlib.sha256()
+    for f in files:
+        size = f.stat().st_size
+        h.update(f"{f.name}\x00{size}\x00".encode())
+        with open(f, 'rb') as fh:
+            h.update(fh.read(chunk))
+            if size > 2 * chunk: fh.seek(size - chunk); h.update(fh.read(chunk))
+            else: h.update(fh.read())  # a small file: all of it
+    return h.hexdigest()[:16]
+
 def _load(path: str, gguf_file: str | None, name: str, device: str, dtype: str, batch_size: int, kind: str, threads: int = 0,
           context: int = 0) -> TransformersModel:
     torch = _torch()
@@ -149,7 +168,9 @@ def _load(path: str, gguf_file: str | None, name: str, device: str, dtype: str, 
         model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=resolve_dtype(dtype, device), **kw)
     except (OSError, ValueError) as e:
         raise ModelUnavailable(f"could not load {name}: {e}") from None
-    return TransformersModel(model.to(device), tok, name, kind, batch_size, context)
+    m = TransformersModel(model.to(device), tok, name, kind, batch_size, context)
+    m.weights = weights_fingerprint(path, gguf_file)
+    return m
 
 def load_hf(arg: str, *,
             device: str = 'auto',  # 'cpu', 'cuda', 'cuda:1' or 'auto'
