@@ -1,10 +1,13 @@
 """Which organism recipe learns fastest in the same wall-clock time? Trains each configuration for `--minutes` (the
 steps are set from the first ten steps' speed, and the learning-rate schedule follows them), then reads the test traces
 of the first `--programs` programs of two ladder splits teacher-forced: the share of traces whose every token is the
-model's greedy choice (which is whole-trace accuracy under greedy decoding) and next-token accuracy by kind (label,
-variable, digit, other; `l0kit.train.token_kind`).
+model's greedy choice (which is whole-trace accuracy under greedy decoding), next-token accuracy by kind (label,
+variable, digit, other; `l0kit.train.token_kind`), and next-token accuracy on the first demonstration's trace against the
+test trace's (`demo1`, `test`): a model that reads its demonstrations does better on the test trace, after four traces of
+the same program, than on the first, after none.
 
-Configurations are JSON objects of `TrainConfig` fields over the `full` preset (one worker each); `--parallel 2
+Configurations are JSON objects of `TrainConfig` fields over the `full` preset (one worker each; name `arch` and
+`optimizer` to compare against the earlier recipe: `{"arch": "llama", "optimizer": "adamw"}`); `--parallel 2
 --threads 1` (the default) runs two at once, one thread each, on two cores, so each pair shares the machine alike: give
 an even number. The steps are set from the speed of steps 5-20, the warm-up is the preset's share of them. Prints each
 result as it ends and a table; load before and after.
@@ -26,18 +29,32 @@ def teacher_forced(model, tok, items, cfg) -> dict:
     reads = [_read_test_trace(model, tok, it, cfg.setup, cfg.shots) for it in items]
     tokens = [t for r in reads for t in r if t[0] != 'end']
     kinds = sorted({k for k, _ in tokens})
+    first = [trace_reads(model, tok, it, cfg)[0] for it in items]
     return {'exact': round(sum(all(ok for _, ok in r) for r in reads) / len(reads), 3),
-            **{k: round(sum(ok for kk, ok in tokens if kk == k) / sum(kk == k for kk, _ in tokens), 3) for k in kinds}}
+            **{k: round(sum(ok for kk, ok in tokens if kk == k) / sum(kk == k for kk, _ in tokens), 3) for k in kinds},
+            'demo1': round(sum(map(sum, first)) / sum(map(len, first)), 3), 'test': round(sum(ok for _, ok in tokens) / len(tokens), 3)}
+
+def trace_reads(model, tok, item, cfg) -> list[list[bool]]:
+    "Greedy next-token rightness on each learned trace of the item's prompt in order (the demonstrations', then the test trace), teacher-forced."
+    import torch
+    from l0kit.train import encode_example
+    ids, labels = encode_example(item, tok, cfg.setup, cfg.shots, 0, demo_loss=True)
+    with torch.no_grad(): guess = model(torch.tensor([ids])).logits[0].argmax(-1).tolist()
+    traces, run = [], []
+    for i in range(1, len(ids)):
+        if labels[i] != -100: run.append(guess[i - 1] == ids[i])
+        elif run: traces.append(run); run = []
+    return traces + [run] if run else traces
 
 def run_one(over: dict, minutes: float, threads: int, ladder: str, programs: int) -> dict:
     "Train one configuration for `minutes` in this process (one worker), then read the ladder splits teacher-forced."
     import torch
     from l0kit.harness.benchmark import get_benchmark
-    from l0kit.train import TrainConfig, get_train_preset, make_tokenizer, make_model, training_batches, collate, lr_at, n_params
+    from l0kit.train import TrainConfig, get_train_preset, make_tokenizer, make_model, make_optimizers, training_batches, collate, lr_at, n_params
     torch.set_num_threads(threads)
     cfg = TrainConfig.from_dict({**get_train_preset('full', small=False).to_dict(), 'workers': 1, 'threads': threads, **over})
     tok = make_tokenizer(); model = make_model(cfg, tok); model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.95), weight_decay=cfg.weight_decay)
+    opts = make_optimizers(cfg, model)
     batches = training_batches(cfg, tok)
     t0, step, total, losses, tokens, t5 = time.perf_counter(), 0, cfg.steps, [], 0, None
     while step < 20 or step < total:
@@ -47,9 +64,10 @@ def run_one(over: dict, minutes: float, threads: int, ladder: str, programs: int
             cfg = dataclasses.replace(cfg, steps=max(total, 21), warmup=max(1, round(cfg.warmup * total / cfg.steps)))  # the preset's share of warm-up
         batch, _ = next(batches)
         ids, _, labels = collate(batch, tok.pad_token_id)
-        for g in opt.param_groups: g['lr'] = lr_at(cfg, step)
+        for g in (g for o in opts for g in o.param_groups): g['lr'] = lr_at(cfg, step)
         loss = model(input_ids=ids, labels=labels).loss
-        loss.backward(); torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0); opt.step(); opt.zero_grad(set_to_none=True)
+        loss.backward(); torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        for o in opts: o.step(); o.zero_grad(set_to_none=True)
         losses.append(loss.item()); tokens += sum(len(x) for x, _ in batch); step += 1
     seconds = time.perf_counter() - t0
     bench = get_benchmark('l0', {'shots': cfg.shots, 'setup': cfg.setup})

@@ -8,11 +8,16 @@ programs, greedy, batch `--batch`, a fixed budget of `--new-tokens` new tokens e
 second; the model is the preset's architecture freshly initialised unless `--model DIR` names a trained organism
 (speed does not depend on the weights, only on the sizes).
 
+`--muon`: only the optimiser step of `optimizer='muon'` on the preset's hidden weight matrices, `torch.optim.Muon`
+(Newton-Schulz in bfloat16) against the kit's `muon` (float32), milliseconds a step each, and how far their updates
+differ (the kit computes torch's step; bfloat16 rounding is the difference).
+
 Prints the machine, the torch threads and the load average before and after: on a shared machine the figures are
 inflated, so re-run it on a quiet one.
 
 Usage: python benchmarks/train_speed.py [--preset quick] [--steps 200] [--workers 2 --compare-workers] [--prompts 16] [--batch 8]
                                          [--new-tokens 64] [--threads 2] [--model DIR]
+       python benchmarks/train_speed.py --muon [--preset quick] [--steps 20] [--threads 2]
 """
 import argparse, dataclasses, itertools, os, sys, tempfile, time
 from pathlib import Path
@@ -36,6 +41,29 @@ def eval_speed(spec, cfg, prompts, batch, new_tokens):
         dt = time.perf_counter() - t0
     return sum(o[0].completion_tokens for o in outs), sum(o[0].prompt_tokens for o in outs), dt
 
+def muon_speed(cfg, steps, threads):
+    "Milliseconds a step of torch.optim.Muon and of the kit's muon on the preset's hidden matrices (same gradients), and the largest difference of their updates relative to the largest update."
+    import torch
+    from l0kit.train import make_model, make_tokenizer, make_optimizers, muon
+    torch.set_num_threads(threads)
+    model = make_model(cfg, make_tokenizer())
+    hidden = make_optimizers(dataclasses.replace(cfg, optimizer='muon'), model)[0].param_groups[0]['params']
+    g = torch.Generator().manual_seed(0)
+    grads = [[torch.randn(p.shape, generator=g) for p in hidden] for _ in range(steps)]
+    def run(make):
+        ws = [torch.nn.Parameter(p.detach().clone()) for p in hidden]
+        opt, t = make(ws), 0.0
+        for gs in grads:
+            for w, gr in zip(ws, gs): w.grad = gr
+            t0 = time.perf_counter(); opt.step(); t += time.perf_counter() - t0
+        return ws, 1000 * t / steps
+    kw = dict(lr=cfg.lr, weight_decay=cfg.weight_decay)
+    theirs, t_torch = run(lambda ws: torch.optim.Muon(ws, nesterov=True, adjust_lr_fn='match_rms_adamw', **kw))
+    ours, t_kit = run(lambda ws: muon(ws, **kw))
+    moved = max((a - p).abs().max().item() for a, p in zip(theirs, hidden))
+    diff = max((a - b).abs().max().item() for a, b in zip(ours, theirs))
+    return len(hidden), sum(p.numel() for p in hidden), t_torch, t_kit, diff / moved
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--preset', default='quick'); ap.add_argument('--steps', type=int, default=200)
@@ -45,9 +73,18 @@ def main(argv=None):
     ap.add_argument('--model', default=None)
     ap.add_argument('--workers', type=int, default=None, help="training workers (default: the preset's)")
     ap.add_argument('--compare-workers', action='store_true', help='also train one process of the same threads: the ratio')
+    ap.add_argument('--muon', action='store_true', help="time only the Muon step: torch.optim.Muon against the kit's")
     a = ap.parse_args(argv)
     cfg = get_train_preset(a.preset, small=False)
     load0 = os.getloadavg()
+    if a.muon:
+        n, size, t_torch, t_kit, rel = muon_speed(cfg, a.steps, a.threads)
+        m = machine()
+        print(f"Muon step on {cfg.name}'s {n} hidden matrices ({size:,} weights), {a.steps} steps, {a.threads} thread(s): torch.optim.Muon "
+              f"{t_torch:.1f} ms, the kit's muon {t_kit:.1f} ms: {t_torch / t_kit:.1f}x; largest update difference {100 * rel:.2f} % of the largest "
+              f"update (torch's bfloat16)\nmachine: {m['cpu']}, {m['cores']} cores, torch {m['torch']}; load average before "
+              f"{[round(x, 2) for x in load0]}, after {m['load_average']}")
+        return
     with tempfile.TemporaryDirectory() as d:
         cards = {}
         first = a.workers or cfg.workers

@@ -66,6 +66,18 @@ def test_loss_is_on_the_traces_only():
     start = next(i for i, t in enumerate(labels) if t != -100)
     assert tok.decode(ids[:start]).endswith('<|assistant|>\n') and tok.decode(ids[start:], skip_special_tokens=True) == '\n'.join(item['target']) + '\n'
 
+def test_lfm2_organism_writes_the_same_alone_and_in_a_left_padded_batch(organism):
+    "The quick preset's LFM2 convolutions must not read the left padding of a batch: each prompt decodes as it does alone."
+    import itertools
+    from l0kit.harness.models import load_model, GenerationParams
+    assert json.loads((organism / 'config.json').read_text())['model_type'] == 'lfm2'
+    prompts = [prompt_of(it) for it in itertools.islice(training_examples(get_train_preset('quick', small=True)), 4)]
+    params = GenerationParams(max_new_tokens=24)
+    with load_model(f'hf:{organism},threads=2,batch_size=4') as m: batched = [c[0] for c in m.generate(prompts, params)]
+    with load_model(f'hf:{organism},threads=2,batch_size=1') as m: alone = [m.generate([p], params)[0][0] for p in prompts]
+    assert len({c.prompt_tokens for c in alone}) > 1          # different lengths: the batch is padded
+    assert [c.text for c in batched] == [c.text for c in alone] and all(c.completion_tokens for c in alone)
+
 def test_refuses_to_overwrite_and_says_so_in_one_line(organism):
     r = l0kit_cli('train', '--preset', 'quick', '--out', str(organism), '--quiet', env={'IN_TEST': '1'})
     assert r.returncode == 2 and 'already holds a trained model' in r.stderr and len(r.stderr.strip().splitlines()) == 1
@@ -98,6 +110,25 @@ def test_eval_on_a_ladder_split_through_the_cli(organism, tmp_path):
     assert len(rows) == 3
     r = l0kit_cli('report', str(tmp_path / 'run'))
     assert r.returncode == 0, r.stderr
+
+def test_a_model_trained_again_in_place_does_not_resume_the_old_ones_run(tmp_path):
+    "Retrained into the same folder (same spec, other weights), the organism refuses the old weights' run folder instead of mixing answers."
+    data, org, run = tmp_path / 'ladder', tmp_path / 'org', tmp_path / 'run'
+    assert l0kit_cli('generate', '--preset', 'ladder', '--limit', '2', '--out', str(data), '--quiet').returncode == 0
+    ev = lambda limit: l0kit_cli('eval', '--model', f'hf:{org},threads=2', '--data', str(data), '--split', 'steps_01_04',
+                                 '--voters', '1', '--limit', str(limit), '--out', str(run), '--no-progress')
+    assert l0kit_cli('train', '--preset', 'quick', '--seed', '1', '--out', str(org), '--quiet', env={'IN_TEST': '1'}).returncode == 0
+    r = ev(1); assert r.returncode == 0, r.stderr
+    before = (run / 'responses.jsonl').read_bytes()
+    assert json.loads((run / 'run.json').read_text())['model_info']['weights']
+    r = ev(2); assert r.returncode == 0, r.stderr                      # the same weights: resumed, one more response
+    assert len((run / 'responses.jsonl').read_text().splitlines()) == 2
+    before = (run / 'responses.jsonl').read_bytes()
+    r = l0kit_cli('train', '--preset', 'quick', '--seed', '2', '--out', str(org), '--force', '--quiet', env={'IN_TEST': '1'})
+    assert r.returncode == 0, r.stderr
+    r = ev(2)
+    assert r.returncode != 0 and 'model weights' in r.stderr and 'has changed' in r.stderr, r.stderr
+    assert (run / 'responses.jsonl').read_bytes() == before                 # nothing of the old run lost or mixed
 
 def test_two_workers_from_the_cli_fail_in_one_line_and_leave_no_process(tmp_path):
     "A worker's ConfigError (an example longer than the context) reaches the command line as one line, exit 2; no worker is left running."
