@@ -118,7 +118,7 @@ class TrainConfig(YamlConfig):
 def _in_test() -> bool: return bool(os.environ.get('IN_TEST'))
 
 TRAIN_PRESETS = {
-    # the LFM2 hybrid with Muon: in ten minutes it learned the lookups the Llama model with AdamW had not after an hour (the end of this notebook)
+    # the LFM2 hybrid with Muon: quick gets 29 % of the ladder's shortest split in 9 minutes, where Llama with AdamW got 14 % in 75 (the end of this notebook)
     'quick': lambda: TrainConfig('quick', hidden_size=128, layers=4, heads=4, intermediate_size=512, arch='lfm2', optimizer='muon',
                                  steps=560, batch_size=8, lr=3e-3, warmup=50),
     'full': lambda: TrainConfig('full', hidden_size=128, layers=4, heads=4, intermediate_size=512, arch='lfm2', optimizer='muon',
