@@ -268,7 +268,7 @@ def make_optimizers(cfg: TrainConfig, model) -> list:
     if cfg.optimizer == 'adamw': return [adamw(list(model.parameters()))]
     tied = {id(p) for p in (*model.get_input_embeddings().parameters(), *model.get_output_embeddings().parameters())}
     hidden = [p for p in model.parameters() if p.ndim == 2 and id(p) not in tied]
-    rest = [p for p in model.parameters() if id(p) not in {id(q) for q in hidden}]
+    rest = [p for p in model.parameters() if p.ndim != 2 or id(p) in tied]  # each parameter in exactly one of the two
     return [muon(hidden, cfg.lr, cfg.weight_decay), adamw(rest)]
 
 
