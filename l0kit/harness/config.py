@@ -4,14 +4,14 @@
 
 # %% ../../nbs/00_config.ipynb #e4664fcc
 from __future__ import annotations
-import dataclasses, math, os, re, reprlib
+import dataclasses, json, math, os, re, reprlib, stat
 from pathlib import Path
 import yaml
 
 # %% auto #0
 __all__ = ['MAX_YAML_CHARS', 'MAX_YAML_EXPANDED', 'MAX_LINE_CHARS', 'MAX_FILE_CHARS', 'ConfigError', 'shown', 'YamlSyntaxError',
            'load_yaml', 'read_yaml_mapping', 'check_fields', 'YamlConfig', 'DataError', 'GenerationError',
-           'check_value', 'safe_name', 'read_lines', 'terminal_safe', 'mathtext_safe', 'write_text_safely']
+           'check_value', 'safe_name', 'read_lines', 'MAX_JSON_BYTES', 'open_regular', 'read_bounded', 'read_json_file', 'terminal_safe', 'mathtext_safe', 'write_text_safely']
 
 # %% ../../nbs/00_config.ipynb #b672eb2d
 class ConfigError(ValueError):
@@ -143,6 +143,40 @@ def read_lines(f, where: str, max_line: int = MAX_LINE_CHARS, max_total: int | N
         if max_total is not None and (total := total + len(line)) > max_total:
             raise DataError(f"{where}: more than {max_total:,} characters (after decompression); the file is not what it claims")
         yield n, line
+
+# %% ../../nbs/00_config.ipynb #5654d287
+MAX_JSON_BYTES = 16 * 2**20  # a card, a run description or a settings file in JSON
+
+def open_regular(path, where: str | None = None):
+    "Open `path` for reading in binary, `DataError` unless it is a regular file (a FIFO, a device or a folder is refused without blocking)."
+    where = where or str(path)
+    try: fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError: raise DataError(f"{where}: no such file") from None
+    except IsADirectoryError: raise DataError(f"{where} is a folder, not a file") from None
+    except OSError as e: raise DataError(f"{where} cannot be read: {e.strerror}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode): raise DataError(f"{where} is a folder, not a file")
+        raise DataError(f"{where} is not a regular file (a FIFO, a device or a socket); the kit reads data only from regular files")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, 'rb')
+
+def read_bounded(path, max_bytes: int, where: str | None = None) -> bytes:
+    "The bytes of the regular file `path`, `DataError` when it holds more than `max_bytes` (never more than that is read)."
+    where = where or str(path)
+    with open_regular(path, where) as f: raw = f.read(max_bytes + 1)
+    if len(raw) > max_bytes: raise DataError(f"{where} is longer than {max_bytes:,} bytes; the kit reads no more of it: the file is not what it claims")
+    return raw
+
+def read_json_file(path, where: str | None = None, max_bytes: int = MAX_JSON_BYTES):
+    "The JSON value of the regular file `path` (bounded as `read_bounded`); `DataError` for a file that is not UTF-8 JSON."
+    where = where or str(path)
+    raw = read_bounded(path, max_bytes, where)
+    try: return json.loads(raw.decode('utf-8'))
+    except UnicodeDecodeError: raise DataError(f"{where} is not UTF-8 text") from None
+    except json.JSONDecodeError as e: raise DataError(f"{where} is not JSON ({e.msg}, line {e.lineno})") from None
+    except RecursionError: raise DataError(f"{where}: its JSON is nested too deeply") from None
 
 # %% ../../nbs/00_config.ipynb #15b9810c
 _CONTROL = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]')
