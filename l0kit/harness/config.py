@@ -9,9 +9,10 @@ from pathlib import Path
 import yaml
 
 # %% auto #0
-__all__ = ['MAX_YAML_CHARS', 'MAX_YAML_EXPANDED', 'MAX_LINE_CHARS', 'MAX_FILE_CHARS', 'ConfigError', 'shown', 'YamlSyntaxError',
-           'load_yaml', 'read_yaml_mapping', 'check_fields', 'YamlConfig', 'DataError', 'GenerationError',
-           'check_value', 'safe_name', 'read_lines', 'MAX_JSON_BYTES', 'open_regular', 'read_bounded', 'read_json_file', 'terminal_safe', 'mathtext_safe', 'write_text_safely']
+__all__ = ['MAX_YAML_CHARS', 'MAX_YAML_EXPANDED', 'MAX_LINE_CHARS', 'MAX_FILE_CHARS', 'MAX_JSON_BYTES', 'ConfigError', 'shown',
+           'YamlSyntaxError', 'load_yaml', 'read_yaml_mapping', 'check_fields', 'YamlConfig', 'DataError',
+           'GenerationError', 'check_value', 'safe_name', 'read_lines', 'terminal_safe', 'mathtext_safe',
+           'write_text_safely', 'open_regular', 'read_bounded', 'read_json_file']
 
 # %% ../../nbs/00_config.ipynb #b672eb2d
 class ConfigError(ValueError):
@@ -144,6 +145,28 @@ def read_lines(f, where: str, max_line: int = MAX_LINE_CHARS, max_total: int | N
             raise DataError(f"{where}: more than {max_total:,} characters (after decompression); the file is not what it claims")
         yield n, line
 
+# %% ../../nbs/00_config.ipynb #15b9810c
+_CONTROL = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]')
+
+def terminal_safe(text) -> str:
+    "`text` with its control characters (ESC, BEL, CR, C1, bidirectional controls) written as escapes; newlines and tabs kept."
+    return _CONTROL.sub(lambda m: m.group().encode('unicode_escape').decode('ascii'), '' if text is None else str(text))
+
+def mathtext_safe(text) -> str:
+    "`text` for a matplotlib title, label or legend: control characters as escapes (as `terminal_safe`), every `$` escaped, so nothing is read as maths."
+    return re.sub(r'(?<!\\)\$', r'\\$', terminal_safe(text))  # a `$` escaped once: escaping twice changes nothing
+
+# %% ../../nbs/00_config.ipynb #fe07a9bd
+def write_text_safely(path, text: str) -> Path:
+    "Write `text` to a new file renamed over `path`: a symbolic link at `path` is replaced, never followed."
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)  # a leftover (or a link) of that name: removed, not followed
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, 'O_NOFOLLOW', 0), 0o644)
+    with os.fdopen(fd, 'w', encoding='utf-8') as f: f.write(text)
+    os.replace(tmp, p)
+    return p
+
 # %% ../../nbs/00_config.ipynb #5654d287
 MAX_JSON_BYTES = 16 * 2**20  # a card, a run description or a settings file in JSON
 
@@ -177,25 +200,3 @@ def read_json_file(path, where: str | None = None, max_bytes: int = MAX_JSON_BYT
     except UnicodeDecodeError: raise DataError(f"{where} is not UTF-8 text") from None
     except json.JSONDecodeError as e: raise DataError(f"{where} is not JSON ({e.msg}, line {e.lineno})") from None
     except RecursionError: raise DataError(f"{where}: its JSON is nested too deeply") from None
-
-# %% ../../nbs/00_config.ipynb #15b9810c
-_CONTROL = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]')
-
-def terminal_safe(text) -> str:
-    "`text` with its control characters (ESC, BEL, CR, C1, bidirectional controls) written as escapes; newlines and tabs kept."
-    return _CONTROL.sub(lambda m: m.group().encode('unicode_escape').decode('ascii'), '' if text is None else str(text))
-
-def mathtext_safe(text) -> str:
-    "`text` for a matplotlib title, label or legend: control characters as escapes (as `terminal_safe`), every `$` escaped, so nothing is read as maths."
-    return re.sub(r'(?<!\\)\$', r'\\$', terminal_safe(text))  # a `$` escaped once: escaping twice changes nothing
-
-# %% ../../nbs/00_config.ipynb #fe07a9bd
-def write_text_safely(path, text: str) -> Path:
-    "Write `text` to a new file renamed over `path`: a symbolic link at `path` is replaced, never followed."
-    p = Path(path)
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)  # a leftover (or a link) of that name: removed, not followed
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, 'O_NOFOLLOW', 0), 0o644)
-    with os.fdopen(fd, 'w', encoding='utf-8') as f: f.write(text)
-    os.replace(tmp, p)
-    return p
