@@ -37,7 +37,7 @@ def cmd_generate(args) -> int:
     return 0
 
 # %% ../../nbs/09_cli.ipynb #8d8d94e6
-COMMANDS = ['l0kit.harness.eval_cli', 'l0kit.harness.report_cli', 'l0kit.bridges.export_cli', 'l0kit.harness.viewer', 'l0kit.train']
+COMMANDS = ['l0kit.harness.eval_cli', 'l0kit.harness.report_cli', 'l0kit.harness.compare', 'l0kit.bridges.export_cli', 'l0kit.harness.viewer', 'l0kit.train']
 RENAMED = {'trace': ('l0', 'trace'), 'import-release': ('l0', 'import-release'), 'procbench-check': ('procbench', 'check')}  # old spelling -> (benchmark, verb), kept for one release
 
 def _benchmark_commands(sub):
