@@ -9,8 +9,8 @@ from pathlib import Path
 from .models import Completion, GenerationParams, Model, ModelSpecError, parse_model_spec
 from .openai_http import _base_url, request_body
 from .runner import RunConfig, build_prompts, make_record, pending_pairs, voter_seed
-from .runs import RunError, Shard, append_records, run_lock
-from .config import read_lines, shown
+from .runs import MAX_RECORD_BYTES, RunError, Shard, append_records, bounded_lines, run_lock
+from .config import open_regular, shown
 
 # %% auto #0
 __all__ = ['BatchModel', 'custom_id', 'export_batch', 'completion_from_batch_line', 'import_batch']
@@ -37,14 +37,14 @@ def custom_id(item_id: str, voter: int) -> str: return f"{voter}:{item_id}"
 
 
 def export_batch(benchmark, items: list, out, batch_file, spec: str, run: RunConfig | None = None, data: str = '', split: str = '',
-                 limit: int | None = None, shard: Shard | str | None = None) -> int:
+                 limit: int | None = None, shard: Shard | str | None = None, force: bool = False) -> int:
     "Write the run's pending requests to `batch_file` (OpenAI Batch API JSONL); the number written."
     from l0kit.harness.benchmark import one_turn; one_turn(benchmark, 'a batch file')
     run, shard = run or RunConfig(), shard if isinstance(shard, Shard) else Shard.parse(shard)
     model, voters = BatchModel(spec), run.voters or benchmark.default_voters
     params = GenerationParams(temperature=run.decoding_temperature, top_p=run.top_p, stop=list(run.stop))
     url = '/v1/completions' if model.endpoint == 'completions' else '/v1/chat/completions'
-    with run_lock(out):
+    with run_lock(out, force):
         _, todo, _ = pending_pairs(benchmark, model, items, out, run, voters, data, split, limit, shard)
         prompts = build_prompts(benchmark, model, run, todo)
     lines = [json.dumps({'custom_id': custom_id(it['id'], v), 'method': 'POST', 'url': url,
@@ -77,30 +77,32 @@ def completion_from_batch_line(d: dict, endpoint: str = 'chat') -> Completion:
 
 
 # %% ../../nbs/06a_batch.ipynb #392c2dd2
-def _read_lines(batch_file) -> list[tuple[int, dict]]:
-    "(line number, object) of every line of a results file; `RunError` at the first line that is not one request's result."
-    rows, seen = [], {}
-    with open(batch_file, encoding='utf-8') as f:
-        for no, line in read_lines(f, str(batch_file), max_total=None):  # a line is bounded; a large run's file may be large
-            if not line.strip(): continue
-            try: d = json.loads(line)
+def _read_lines(batch_file) -> tuple[list[tuple[int, dict]], list[int]]:
+    "((line number, object) of every line of a results file, the numbers of lines longer than the run format's line bound); `RunError` at the first line that is not one request's result."
+    rows, seen, too_long = [], {}, []
+    with open_regular(batch_file, str(batch_file)) as f:  # bytes, bounded per line as the run's own reader bounds them
+        for no, raw in bounded_lines(f, MAX_RECORD_BYTES, last=True):
+            if raw is None: too_long.append(no); continue  # one answer too long for a record: that request stays pending
+            try: d = json.loads(raw.decode('utf-8'))
+            except UnicodeDecodeError: raise RunError(f"{batch_file} line {no} is not UTF-8 text; nothing was imported") from None
             except json.JSONDecodeError as e: raise RunError(f"{batch_file} line {no} is not JSON ({e.msg}); nothing was imported") from None
+            except RecursionError: raise RunError(f"{batch_file} line {no}: its JSON is nested too deeply; nothing was imported") from None
             if not isinstance(d, dict) or not isinstance(d.get('custom_id'), str):
                 raise RunError(f"{batch_file} line {no} has no custom_id; nothing was imported")
             if (cid := d['custom_id']) in seen:  # a second answer to one request would rewrite the first: refused, not chosen
                 raise RunError(f"{batch_file} line {no} repeats custom_id {shown(cid)} of line {seen[cid]}; a results file answers each request once: nothing was imported")
             seen[cid] = no
             rows.append((no, d))
-    return rows
+    return rows, too_long
 
 def import_batch(benchmark, items: list, out, batch_file, spec: str, run: RunConfig | None = None, data: str = '', split: str = '',
-                 limit: int | None = None, shard: Shard | str | None = None) -> dict:
-    "Read a Batch API results file into the run folder, all or nothing; counts of added, failed and already present responses."
+                 limit: int | None = None, shard: Shard | str | None = None, force: bool = False) -> dict:
+    "Read a Batch API results file into the run folder, all or nothing; counts of added, failed and already present responses (and `too long`: the numbers of lines too long to keep, if any)."
     from l0kit.harness.benchmark import one_turn; one_turn(benchmark, 'a batch file')
     run, shard = run or RunConfig(), shard if isinstance(shard, Shard) else Shard.parse(shard)
     model, voters = BatchModel(spec), run.voters or benchmark.default_voters
-    rows = _read_lines(batch_file)
-    with run_lock(out):
+    rows, too_long = _read_lines(batch_file)
+    with run_lock(out, force):
         pairs, todo, hashes = pending_pairs(benchmark, model, items, out, run, voters, data, split, limit, shard)
         known, pending = {custom_id(it['id'], v): (it, v) for it, v in pairs}, {custom_id(it['id'], v) for it, v in todo}
         if unknown := [d['custom_id'] for _, d in rows if d['custom_id'] not in known]:
@@ -114,5 +116,6 @@ def import_batch(benchmark, items: list, out, batch_file, spec: str, run: RunCon
         recs = [make_record(*known[d['custom_id']], p, hashes[known[d['custom_id']][0]['id']], c, model)
                 for (_, d), p, c in zip(new, prompts, done)]
         append_records(out, recs)
-    return {'added': sum(not r.failed for r in recs), 'failed': sum(r.failed for r in recs), 'already there': len(rows) - len(new)}
+    counts = {'added': sum(not r.failed for r in recs), 'failed': sum(r.failed for r in recs), 'already there': len(rows) - len(new)}
+    return counts | ({'too long': too_long} if too_long else {})
 

@@ -17,8 +17,8 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['THINK_END', 'CARD', 'BENCHMARKS', 'NoConfig', 'make_config', 'answer_part', 'FirstError', 'Reading',
            'first_difference', 'prefix_credit', 'Option', 'check_options', 'parse_set', 'ItemLayout', 'Benchmark',
-           'read_card', 'stream_seed', 'Turn', 'continue_chat', 'one_turn', 'read_options', 'register_benchmark',
-           'benchmark_names', 'benchmark_class', 'get_benchmark', 'benchmark_of', 'model_for']
+           'read_card', 'stream_seed', 'check_item_ids', 'Turn', 'continue_chat', 'one_turn', 'read_options',
+           'register_benchmark', 'benchmark_names', 'benchmark_class', 'get_benchmark', 'benchmark_of', 'model_for']
 
 # %% ../../nbs/04_benchmark.ipynb #c3483895
 @dataclass
@@ -174,11 +174,11 @@ def __repr__(self: Benchmark): return f"{type(self).__name__}({self.settings()})
 CARD = 'card.json'  # every data folder's card: {"benchmark": NAME, "splits": [...], ...}
 
 def read_card(data_dir) -> dict:
-    "The card of a data folder (`{}` when it has none or it is not a JSON object)."
+    "The card of a data folder (`{}` when it has none or it is not a JSON object); read bounded, from a regular file only."
     from pathlib import Path
-    p = Path(data_dir) / CARD
-    try: card = json.loads(p.read_text())
-    except (OSError, ValueError): return {}
+    from l0kit.harness.config import read_json_file
+    try: card = read_json_file(Path(data_dir) / CARD)
+    except (OSError, ValueError): return {}  # no card, a FIFO, an endless or malformed file: no card (`DataError` is a ValueError)
     return card if isinstance(card, dict) else {}
 
 @patch
@@ -233,6 +233,41 @@ def stream_item(self: Benchmark, index: int, seed: int = 0, split: str | None = 
 @patch
 def close(self: Benchmark):
     "Release what the benchmark holds (sandboxes, processes); it stays usable."
+
+# %% ../../nbs/04_benchmark.ipynb #e32890c3
+import functools, inspect
+from .config import shown
+
+def check_item_ids(items, where: str = 'the data') -> list:
+    "`items` (a list) if each is a mapping whose `id` is a non-empty string unique among them; else `DataError` naming the first bad id."
+    items, seen = items if isinstance(items, list) else list(items), {}
+    for n, it in enumerate(items, 1):
+        i = it.get('id') if isinstance(it, dict) else None
+        if type(i) is not str or not i:
+            raise DataError(f"{where}: item {n} has id {shown(i)} ({type(i).__name__}); every item id is a non-empty string (write it in quotes)")
+        if i in seen:
+            raise DataError(f"{where}: items {seen[i]} and {n} share the id {shown(i)}; every item id is unique within its split: "
+                            "the data set is not what it claims (give each item its own id)")
+        seen[i] = n
+    return items
+
+def _checked_load(load):
+    "`load` returning `check_item_ids` of its items (the message names the data folder and split)."
+    sig = inspect.signature(load)
+    @functools.wraps(load)
+    def checked(self, *args, **kwargs):
+        a = sig.bind(self, *args, **kwargs); a.apply_defaults()
+        where = ' '.join(f"{k} {shown(a.arguments[k])}" for k in ('data_dir', 'split') if a.arguments.get(k) is not None)
+        return check_item_ids(load(self, *args, **kwargs), f"{self.name or type(self).__name__} {where}".strip())
+    checked.checks_item_ids = True
+    return checked
+
+@patch(cls_method=True)
+def __init_subclass__(cls: Benchmark, **kwargs):
+    "Each subclass's own `load` is wrapped so that every load, by any caller, checks its item ids."
+    super(Benchmark, cls).__init_subclass__(**kwargs)
+    own = cls.__dict__.get('load')
+    if callable(own) and not getattr(own, 'checks_item_ids', False): cls.load = _checked_load(own)
 
 # %% ../../nbs/04_benchmark.ipynb #8c73ef72
 @patch
@@ -397,6 +432,8 @@ def get_benchmark(name, config=None, **options) -> Benchmark:
 def benchmark_of(data_dir=None, benchmark: str | None = None, default: str | None = None) -> str:
     "The benchmark a data folder's card names, checked against `benchmark` when both are given."
     named = read_card(data_dir).get('benchmark') if data_dir else None
+    if named is not None and (not isinstance(named, str) or not named):
+        raise DataError(f"{data_dir}/{CARD}: benchmark must be a benchmark's name, got {shown(named)}; the card is not one the kit wrote")
     if benchmark and named and benchmark_class(benchmark) is not benchmark_class(named):
         raise ConfigError(f"--benchmark {benchmark} contradicts {data_dir}, whose card says it holds a {named} data set")
     out = benchmark or named or default

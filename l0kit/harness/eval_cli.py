@@ -50,6 +50,7 @@ def add_eval_arguments(p: argparse.ArgumentParser):
     p.add_argument('--split', required=True, help='split name (e.g. short)')
     p.add_argument('--model', default='smollm2', help="model spec (see `l0kit models`; `simulated[:OPTIONS]` is the benchmark's own simulated model)")
     p.add_argument('--out', required=True, help='run folder (created, or resumed when it exists)')
+    p.add_argument('--force', action='store_true', help="write into an --out folder that holds other files than a run's (none of them is removed)")
     p.add_argument('--limit', type=int, default=None, help='evaluate only the first K items')
     p.add_argument('--shard', default=None, help='K/N: evaluate only the K-th of N disjoint parts of the (item, voter) pairs')
     p.add_argument('--config', default=None, help='YAML file: `run:` and `benchmark:` sections, or a flat mapping')
@@ -76,7 +77,7 @@ def _say(*a): print(*a, file=sys.stderr)
 
 def _batch(args, bench, items, run, shard) -> int:
     from l0kit.harness.batch import export_batch, import_batch
-    kw = dict(data=str(Path(args.data).resolve()), split=args.split, limit=args.limit, shard=shard)
+    kw = dict(data=str(Path(args.data).resolve()), split=args.split, limit=args.limit, shard=shard, force=args.force)
     if args.export_batch and args.import_batch: raise ConfigError("give --export-batch or --import-batch, not both")
     if args.export_batch:
         n = export_batch(bench, items, args.out, args.export_batch, args.model, run, **kw)
@@ -86,7 +87,8 @@ def _batch(args, bench, items, run, shard) -> int:
     c = import_batch(bench, items, args.out, args.import_batch, args.model, run, **kw)
     print(f"imported {args.import_batch} into {args.out}: {c['added']} responses added, {c['failed']} failed requests "
           f"(retried by the next export or eval), {c['already there']} already there")
-    return 1 if c['failed'] else 0
+    for no in c.get('too long', []): _say(f"warning: {args.import_batch} line {no} is longer than the run format's line bound: left out, its request stays pending")
+    return 1 if c['failed'] or c.get('too long') else 0
 
 def _run(args) -> dict:
     run, options = settings_from_args(args)
@@ -97,7 +99,7 @@ def _run(args) -> dict:
     if args.export_batch or args.import_batch: return {'batch': _batch(args, bench, items, run, shard)}
     with model_for(args.model, bench) as model:
         s = run_eval(bench, model, items, args.out, run, data=str(Path(args.data).resolve()), split=args.split,
-                     limit=args.limit, shard=shard, progress=not args.no_progress)
+                     limit=args.limit, shard=shard, progress=not args.no_progress, force=args.force)
     return s | {'simulated': model.simulated}
 
 # %% ../../nbs/09a_eval_cli.ipynb #0b5fa3ee

@@ -60,16 +60,19 @@ def missing_shards(group: RunGroup) -> list[str]:
 RESPONSE_COLUMNS = [f.name for f in fields(Record)]
 
 def group_responses(group: RunGroup) -> tuple[pd.DataFrame, list[str]]:
-    "(one row per usable record of the group, notes on what was left out)."
+    "(one row per usable record of the group, notes on what was left out); each folder's voters are those its run.json records."
     cols, notes, failed, bad = {c: [] for c in RESPONSE_COLUMNS}, [], 0, 0
     for run in group.runs:
         bad += len(run.responses.bad)
         if run.responses.torn: notes.append(f"{run.path}: a torn last line (an interrupted write) is left out; the next eval redoes it")
+        voters, beyond = run.meta['run_config'].get('voters') or float('inf'), 0
         for r in run.records:
+            if r.voter >= voters: beyond += 1; continue  # what run.json says is what is scored (a resume with fewer voters by an older kit)
             if r.failed: failed += 1; continue
             for c, vals in cols.items(): vals.append(getattr(r, c))  # column by column: no dict (or deep copy) per record
             if not r.split: cols['split'][-1] = run.meta['split']
         run.responses.records = []  # consumed: a million `Record`s are not kept beside their columns
+        if beyond: notes.append(f"{run.path}: {beyond} response(s) of voters past the {voters} its run.json records are left out")
     if failed: notes.append(f"{failed} failed request(s) left out; the same eval command retries them")
     if bad: notes.append(f"{bad} line(s) that do not fit the record format left out (see `read_records(...).bad`)")
     df = pd.DataFrame(cols, columns=RESPONSE_COLUMNS)
@@ -132,8 +135,10 @@ def report_group(group: RunGroup, data=None, **options) -> Report:
     if unanswered := len(set(items) - set(responses['id'])):
         notes.append(f"{unanswered} of {len(items)} items have no scored response yet: the tables cover the other {len(items) - unanswered}")
     scores = bench.score_frame(responses, items, **s_opts)
+    voters = sorted({r.meta['run_config'].get('voters') or 0 for r in group.runs})
+    if len(voters) > 1: notes.append(f"the folders hold runs of {', '.join(map(str, voters))} voters; each folder's own are scored")
     return Report(m['benchmark'], m['model_identity'], bool(m.get('simulated')),
-                  {'benchmark': m['benchmark_config'], 'run': {k: v for k, v in m['run_config'].items()}},
+                  {'benchmark': m['benchmark_config'], 'run': {**m['run_config'], 'voters': voters[-1] or None}},
                   len(scores), bench.tables(scores, items=items, **t_opts), notes, scores, items, opts)
 
 def report(run_dirs: list, data=None, **options) -> list[Report]:

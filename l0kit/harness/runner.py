@@ -10,6 +10,7 @@ from pathlib import Path
 from .config import ConfigError, YamlConfig, check_value
 from .models import GenerationParams, Model
 from .prompt import Prompt, prompt_hash
+from .benchmark import check_item_ids
 from .runs import (Record, RecordError, RecordWriter, RunError, iter_records, Shard, model_identity, new_run_meta, read_meta,
                                 run_lock, same_run, write_meta, RUN_FILE, RESPONSES_FILE)
 
@@ -89,7 +90,10 @@ def open_run(out, benchmark, model: Model, run: RunConfig, voters: int, data: st
         old = read_meta(out)
         if diff := same_run(old, meta):
             raise RunError(f"{out} holds a different run ({diff}); use a new --out folder, or the same settings to resume it")
-        old['resumes'].append({'at': meta['created'], 'kit_version': meta['kit_version'], 'model': model.spec, 'limit': limit, 'voters': voters})
+        if voters < (had := old['run_config'].get('voters') or 0):  # run.json would say fewer voters than the folder holds
+            raise RunError(f"{out} holds a run of {had} voters; resume it with --voters {had} (more voters extend it), or evaluate {voters} "
+                           "voters into a new --out folder")
+        old.setdefault('resumes', []).append({'at': meta['created'], 'kit_version': meta['kit_version'], 'model': model.spec, 'limit': limit, 'voters': voters})
         meta = old | {'limit': limit, 'run_config': meta['run_config']}
     write_meta(out, meta)
     return meta
@@ -115,14 +119,14 @@ def check_resume(benchmark, items: list, records, seed: int = 0, out=''):
 
 # %% ../../nbs/06_runner.ipynb #5b29f562
 def make_record(item, voter, prompt, item_hash, c, model) -> Record:
-    "The record of one completion of one (item, voter) pair."
+    "The record of one completion of one (item, voter) pair, cut to the run format's line bound as it will be on disk (`Record.fitted`)."
     meta = {k: v for k, v in c.meta.items() if k != 'batch'}
     thought, _ = split_think(c.text or '')
     if thought is not None: meta['think_tokens'] = model.count_tokens(thought)  # the paper's table 10 counts these
     return Record(id=item['id'], voter=voter, response=None if c.error else c.text, split=item.get('split'),
                   prompt_hash=prompt_hash(prompt), item_hash=item_hash, prompt_tokens=c.prompt_tokens,
                   completion_tokens=c.completion_tokens, latency_s=round(c.latency_s or 0.0, 4), error=c.error,
-                  finish_reason=c.finish_reason, meta=meta)
+                  finish_reason=c.finish_reason, meta=meta).fitted()
 
 def _progress(total, enabled):
     from tqdm.auto import tqdm
@@ -132,6 +136,7 @@ def _progress(total, enabled):
 def pending_pairs(benchmark, model, items: list, out, run: RunConfig, voters: int, data: str, split: str,
                   limit: int | None, shard: Shard) -> tuple[list, list, dict]:
     "(every pair of the shard, the pairs without a response, item hashes): call it holding the run's lock."
+    check_item_ids(items, 'the items of this run')
     benchmark.prepare(items)
     open_run(out, benchmark, model, run, voters, data, split, limit, shard)
     failed = {}  # (split, id, voter) -> whether its last record failed; the records are read streaming, not kept
@@ -240,12 +245,13 @@ def run_eval(benchmark,  # a `Benchmark` instance (its settings included)
              limit: int | None = None,  # the item limit the items were loaded with (recorded)
              shard: Shard | str | None = None,  # `K/N`: evaluate only this shard's pairs
              progress: bool = True,  # show a progress bar with rate and ETA
+             force: bool = False,  # write into a folder that holds other files than a run's (`check_run_folder`)
             ) -> dict:
     "Generate every missing (item, voter) response of the shard into the run folder `out`; return a summary."
     run, shard = run or RunConfig(), shard if isinstance(shard, Shard) else Shard.parse(shard)
     voters = run.voters or benchmark.default_voters
     t0 = time.perf_counter()
-    with run_lock(out), stop_on_signals():
+    with run_lock(out, force), stop_on_signals():
         pairs, todo, hashes = pending_pairs(benchmark, model, items, out, run, voters, data, split, limit, shard)
         new, _ = (_generate_turns if benchmark.max_turns > 1 else _generate)(benchmark, model, run, out, todo, hashes, progress)
     return summarize_run(benchmark, items, out, voters, shard) | {'new': new, 'skipped': len(pairs) - len(todo),
@@ -284,7 +290,7 @@ def new_messages(prev: Turn | None, prompt: Prompt) -> list:
 def read_turns(out, keys=None) -> dict:
     "The turn records of a run folder: (split, id, voter) -> {turn number: its last record} (only `keys` when given)."
     got = {}
-    for _, r in iter_records(Path(out) / TURNS_DIR):
+    for _, r in iter_records(out, folder=TURNS_DIR):
         if isinstance(r, Record) and (keys is None or r.key in keys) and type(r.meta.get('turn')) is int:
             got.setdefault(r.key, {})[r.meta['turn']] = r
     return got
@@ -343,8 +349,8 @@ def _generate_turns(benchmark, model, run, out, todo, hashes, progress) -> tuple
     stored = read_turns(out, {(it.get('split'), it['id'], v) for it, v in todo})
     convs = [resume_conversation(benchmark, model, run, it, v, stored.get((it.get('split'), it['id'], v), {}), hashes[it['id']], out)
              for it, v in todo]
-    (Path(out) / TURNS_DIR).mkdir(exist_ok=True)
-    writer, turns = RecordWriter(out), RecordWriter(Path(out) / TURNS_DIR)
+    (Path(out) / TURNS_DIR).mkdir(exist_ok=True)  # a link named turns is refused by the writer, never written through
+    writer, turns = RecordWriter(out), RecordWriter(out, TURNS_DIR)
     tally, bs = _Tally(len(todo), progress, writer), max(1, model.batch_size)
     try:
         tally.keep([final_record(c) for c in convs if c.prompt is None and c.records])  # every turn on disk, the response not yet

@@ -4,17 +4,18 @@
 
 # %% ../../nbs/05_runs.ipynb #9de6f4df
 from __future__ import annotations
-import datetime, errno, fcntl, hashlib, json, os, stat, threading
+import dataclasses, datetime, errno, fcntl, hashlib, json, os, re, stat, threading
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 import l0kit
-from .config import ConfigError, DataError, MAX_LINE_CHARS, write_text_safely
+from .config import _KINDS, ConfigError, DataError, MAX_LINE_CHARS, shown, write_text_safely
 from .models import parse_model_spec
 
 # %% auto #0
-__all__ = ['RUN_FILE', 'RESPONSES_FILE', 'LOCK_FILE', 'RUN_FORMAT', 'OPERATIONAL_OPTIONS', 'IDENTITY', 'RunError', 'Record',
-           'RecordError', 'record_from_dict', 'Responses', 'open_in_run', 'scan_lines', 'iter_records', 'read_records',
-           'append_records', 'RecordWriter', 'run_lock', 'Shard', 'model_identity', 'new_run_meta', 'same_run',
+__all__ = ['RUN_FILE', 'RESPONSES_FILE', 'LOCK_FILE', 'RUN_FORMAT', 'MAX_RECORD_BYTES', 'KIT_NAMES', 'OPERATIONAL_OPTIONS',
+           'IDENTITY', 'RunError', 'Record', 'RecordError', 'record_from_dict', 'Responses', 'open_in_run',
+           'bounded_lines', 'scan_lines', 'iter_records', 'read_records', 'append_records', 'RecordWriter',
+           'check_run_folder', 'run_lock', 'Shard', 'model_identity', 'new_run_meta', 'same_run', 'check_meta',
            'upgrade_meta', 'Run', 'read_meta', 'read_run', 'write_meta']
 
 # %% ../../nbs/05_runs.ipynb #e3d76853
@@ -23,6 +24,7 @@ class RunError(DataError):
 
 RUN_FILE, RESPONSES_FILE, LOCK_FILE = 'run.json', 'responses.jsonl', '.lock'
 RUN_FORMAT = 2  # version of run.json and of the record schema
+MAX_RECORD_BYTES = MAX_LINE_CHARS  # the longest line of responses.jsonl, in bytes: the bound the reader applies and every writer keeps
 
 # %% ../../nbs/05_runs.ipynb #d7cb4a47
 @dataclass
@@ -47,13 +49,39 @@ class Record:
     @property
     def key(self) -> tuple: return (self.split, self.id, self.voter)
 
-    def to_json(self) -> str:
-        "The record as one line of JSON (an empty `meta` left out)."
+    def _line(self) -> str:
         d = {k: getattr(self, k) for k in _FIELDS}
         if not d['meta']: del d['meta']
         return json.dumps(d, ensure_ascii=False)
 
+    def to_json(self) -> str:
+        "The record as one line of JSON (an empty `meta` left out), never longer than `MAX_RECORD_BYTES` (see `fitted`)."
+        line = self._line()
+        return line if _fits(line) else self.fitted()._line()
+
+    def fitted(self) -> Record:
+        "The record if its line fits `MAX_RECORD_BYTES`; else a copy with its response (then its error) cut to fit, `finish_reason` 'length' and a note in `meta['cut']`."
+        if _fits(self._line()): return self
+        r = dataclasses.replace(self, meta={**self.meta, 'cut': f"cut to fit the run format's {MAX_RECORD_BYTES:,}-byte line"}, finish_reason='length')
+        for k in ('response', 'error'):
+            over = _size(r._line()) - MAX_RECORD_BYTES
+            if over > 0 and getattr(r, k): setattr(r, k, _cut(getattr(r, k), _size(json.dumps(getattr(r, k), ensure_ascii=False)) - 2 - over))
+        if _fits(r._line()): return r
+        return Record(self.id, self.voter, None, self.split, self.prompt_hash, self.item_hash, error=f"the record of this answer is longer "
+                      f"than {MAX_RECORD_BYTES:,} bytes even without its text (its meta); not kept", finish_reason='error')
+
 _FIELDS = tuple(f.name for f in fields(Record))  # `asdict` deep-copies: too slow for a million lines
+
+def _size(text: str) -> int: return len(text.encode('utf-8', 'surrogatepass'))
+def _fits(line: str) -> bool: return len(line) <= MAX_RECORD_BYTES // 4 or _size(line) <= MAX_RECORD_BYTES  # 4 bytes a character at most
+
+def _cut(text: str, nbytes: int) -> str:
+    "The longest start of `text` whose JSON string form (quotes aside) takes at most `nbytes` bytes."
+    esc = json.dumps(text, ensure_ascii=False)[1:-1].encode('utf-8', 'surrogatepass')[:max(nbytes, 0)].decode('utf-8', 'ignore')
+    while esc:
+        try: return json.loads(f'"{esc}"')
+        except json.JSONDecodeError: esc = esc[:-1]  # cut inside an escape (`\\n`, `\\u0007`): drop its start
+    return ''
 
 # %% ../../nbs/05_runs.ipynb #769be32b
 class RecordError(DataError):
@@ -100,40 +128,63 @@ def _parse_line(raw: bytes) -> Record:
     except RecursionError: raise RecordError("JSON nested too deeply") from None
     return record_from_dict(d)
 
-_FLAGS = {'rb': os.O_RDONLY, 'ab': os.O_WRONLY | os.O_CREAT | os.O_APPEND, 'a+b': os.O_RDWR | os.O_CREAT | os.O_APPEND,
-          'a+': os.O_RDWR | os.O_CREAT | os.O_APPEND}
+_FLAGS = {'rb': os.O_RDONLY, 'ab': os.O_WRONLY | os.O_CREAT | os.O_APPEND, 'a+b': os.O_RDWR | os.O_CREAT | os.O_APPEND}
 
-def open_in_run(f, mode: str = 'rb'):
-    "Open a file of a run folder as itself: a symbolic link (or a FIFO, a device) in its place is a `RunError`, never followed."
-    try: fd = os.open(f, _FLAGS[mode] | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
-    except OSError as e:
-        if e.errno == errno.ELOOP: raise RunError(f"{f} is a symbolic link; the kit opens a run folder's files only as themselves: remove the link") from None
-        raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd); raise RunError(f"{f} is not a regular file; remove it")
+def _no_link(f, e: OSError):
+    if e.errno in (errno.ELOOP, errno.ENOTDIR):
+        raise RunError(f"{f}: a part of this path in the run folder is a symbolic link (or not a folder); the kit opens a run folder's "
+                       "files only as themselves: remove the link") from None
+    raise e
+
+def open_in_run(f, mode: str = 'rb', run_dir=None):
+    "Open a file of a run folder as itself: no part of its path below `run_dir` (default: its folder) may be a symbolic link; a FIFO, a device, or (to write) a file with another hard link is a `RunError`."
+    f = Path(f); parts = f.relative_to(run_dir).parts if run_dir is not None else (f.name,)
+    d = os.open(run_dir if run_dir is not None else f.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # the folder the user named
+    try:
+        for p in parts[:-1]:  # each folder below it opened without following a link (`turns/`)
+            try: sub = os.open(p, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=d)
+            except OSError as e: _no_link(f, e)
+            os.close(d); d = sub
+        try: fd = os.open(parts[-1], _FLAGS[mode] | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644, dir_fd=d)
+        except OSError as e: _no_link(f, e)
+    finally: os.close(d)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode): os.close(fd); raise RunError(f"{f} is not a regular file; remove it")
+    if mode != 'rb' and st.st_nlink > 1:  # a hard link: writing here would change the other name's file too
+        os.close(fd); raise RunError(f"{f} has {st.st_nlink - 1} other hard link(s) (another run's file?); the kit writes only a file of its own: "
+                                     "replace it with a copy (`cp`, not `ln`) or use a new --out folder")
     os.set_blocking(fd, True)
     return os.fdopen(fd, mode)
 
-def scan_lines(run_dir, chunk: int = 1 << 22):
-    "Yield (line number, raw line) of a run folder's responses, reading `chunk` bytes at a time; returns the torn last line."
-    f = Path(run_dir) / RESPONSES_FILE
-    if not os.path.lexists(f): return b''
-    no, rest = 0, b''
-    with open_in_run(f, 'rb') as fh:
-        while block := fh.read(chunk):
-            lines = (rest + block).split(b'\n')
-            rest = lines.pop()
-            if len(rest) > MAX_LINE_CHARS:  # bounded: a responses file from elsewhere can hold one endless line
-                raise RunError(f"{f}: line {no + len(lines) + 1} is longer than {MAX_LINE_CHARS:,} bytes; no record is that long: the file is not a kit run's")
-            for raw in lines:
-                no += 1
-                if raw.strip(): yield no, raw
-    return rest
+def bounded_lines(fh, max_line: int = MAX_RECORD_BYTES, chunk: int = 1 << 22, last: bool = False):
+    "Yield (line number, raw line) of an open binary file, or (number, None) for a line longer than `max_line` bytes (its bytes dropped, never held); a last line without a newline is returned (`last`: yielded)."
+    no, rest, long = 0, b'', False  # long: the line being read is past `max_line`
+    while block := fh.read(chunk):
+        *lines, rest = (rest + block).split(b'\n')
+        for raw in lines:
+            no += 1
+            if long or len(raw) > max_line: yield no, None  # the same bound wherever the line falls in the chunks
+            elif raw.strip(): yield no, raw
+            long = False
+        if len(rest) > max_line: long, rest = True, b''
+    if not last: return b'(a line longer than the bound)' if long else rest  # a torn line, set aside by the next writer
+    if long or rest.strip(): yield no + 1, None if long else rest
+    return b''
 
-def iter_records(run_dir):
+def scan_lines(run_dir, chunk: int = 1 << 22, folder: str = ''):
+    "Yield (line number, raw line, or None for a line longer than `MAX_RECORD_BYTES`) of a run folder's responses (or those of its `folder`, e.g. `turns`), `chunk` bytes at a time; returns the torn last line."
+    f = Path(run_dir) / folder / RESPONSES_FILE
+    if not os.path.lexists(f) and not (folder and os.path.islink(Path(run_dir) / folder)): return b''
+    with open_in_run(f, 'rb', run_dir) as fh: return (yield from bounded_lines(fh, MAX_RECORD_BYTES, chunk))
+
+def _record(raw) -> Record:
+    if raw is None: raise RecordError(f"longer than {MAX_RECORD_BYTES:,} bytes: no record of the kit is; left out (its pair is asked again)")
+    return _parse_line(raw)
+
+def iter_records(run_dir, folder: str = ''):
     "Yield (line number, `Record` or the `RecordError` of a line that does not fit) of every line, in file order, streaming; the torn last line is left out."
-    for no, raw in scan_lines(run_dir):
-        try: yield no, _parse_line(raw)
+    for no, raw in scan_lines(run_dir, folder=folder):
+        try: yield no, _record(raw)
         except RecordError as e: yield no, e
 
 _SHARED = ('id', 'split', 'item_hash', 'finish_reason', 'response')  # texts that repeat from record to record
@@ -144,7 +195,7 @@ def read_records(run_dir) -> Responses:
     while True:
         try: no, raw = next(lines)
         except StopIteration as end: tail = end.value or b''; break
-        try: r = _parse_line(raw)
+        try: r = _record(raw)
         except RecordError as e: bad.append((no, str(e))); continue
         for k, texts in seen.items():  # one string object per distinct text: most of a million voters' answers repeat
             if (v := getattr(r, k)) is not None: setattr(r, k, texts.setdefault(v, v))
@@ -153,27 +204,28 @@ def read_records(run_dir) -> Responses:
     return Responses(list(last.values()), bad, tail)
 
 # %% ../../nbs/05_runs.ipynb #656678a2
-def _set_torn_aside(fh, f: Path):
-    "If the open file `fh` ends in a torn line (no newline), move that line to `responses.torn` and cut it off."
+def _set_torn_aside(fh, f: Path, run_dir):
+    "If the open file `fh` ends in a torn line (no newline), copy that line to `responses.torn` and cut it off (in bounded pieces)."
     size = fh.seek(0, os.SEEK_END)
     if not size: return
     fh.seek(size - 1)
     if fh.read(1) == b'\n': return
-    window = 4096
-    while True:
-        start = max(0, size - window); fh.seek(start); data = fh.read()
-        cut = data.rfind(b'\n')
-        if cut >= 0 or start == 0: break
-        window *= 4
-    cut = start + cut + 1
-    with open_in_run(f.with_suffix('.torn'), 'ab') as t: t.write(data[cut - start:] + b'\n')
+    cut, step = size, 1 << 22
+    while cut > 0:  # back a few megabytes at a time to the last newline: a torn line from elsewhere can be any length
+        start = max(0, cut - step); fh.seek(start); nl = fh.read(cut - start).rfind(b'\n')
+        if nl >= 0: cut = start + nl + 1; break
+        cut = start
+    with open_in_run(f.with_suffix('.torn'), 'ab', run_dir) as t:
+        fh.seek(cut)
+        while block := fh.read(step): t.write(block)
+        t.write(b'\n')
     fh.truncate(cut)
 
 def append_records(run_dir, records: list):
     "Append records to the run folder's responses and force them to disk (a torn last line is set aside first)."
     f = Path(run_dir) / RESPONSES_FILE
-    with open_in_run(f, 'a+b') as fh:
-        _set_torn_aside(fh, f)
+    with open_in_run(f, 'a+b', run_dir) as fh:
+        _set_torn_aside(fh, f, run_dir)
         fh.seek(0, os.SEEK_END)
         fh.write(''.join(r.to_json() + '\n' for r in records).encode('utf-8'))
         fh.flush(); os.fsync(fh.fileno())
@@ -181,10 +233,10 @@ def append_records(run_dir, records: list):
 # %% ../../nbs/05_runs.ipynb #4930bf77
 class RecordWriter:
     "Appends records to a run folder by group commit: one write and one `fsync` for all the records that arrived during the previous one."
-    def __init__(self, run_dir):
-        self.path = Path(run_dir) / RESPONSES_FILE
-        self.fh = open_in_run(self.path, 'a+b')
-        _set_torn_aside(self.fh, self.path); self.start = self.fh.seek(0, os.SEEK_END)
+    def __init__(self, run_dir, folder: str = ''):  # folder: a part of the run with its own responses (`turns`)
+        self.path = Path(run_dir) / folder / RESPONSES_FILE
+        self.fh = open_in_run(self.path, 'a+b', run_dir)
+        _set_torn_aside(self.fh, self.path, run_dir); self.start = self.fh.seek(0, os.SEEK_END)
         st = os.fstat(self.fh.fileno()); self.ident = (st.st_dev, st.st_ino)
         self.cond, self.buf, self.queued, self.saved, self.commits, self.error, self.closing = threading.Condition(), [], 0, 0, 0, None, False
         self.thread = threading.Thread(target=self._commit_loop, name='l0kit-writer', daemon=True); self.thread.start()
@@ -243,18 +295,38 @@ class RecordWriter:
     def __exit__(self, *exc): self.close()
 
 # %% ../../nbs/05_runs.ipynb #492a9fd1
+KIT_NAMES = (RUN_FILE, RESPONSES_FILE, 'responses.torn', LOCK_FILE, 'turns')  # what the kit makes in a run folder before its run.json
+
+def check_run_folder(run_dir, force: bool = False):
+    "`RunError` unless `run_dir` is new, empty, a kit run folder (it has `run.json`, or holds only the kit's names), or `force` is given."
+    d = Path(run_dir)
+    if not os.path.lexists(d): return
+    if not d.is_dir(): raise RunError(f"--out {d} is a file, not a folder; name a new or empty folder, or a run folder to resume")
+    if force or os.path.lexists(d / RUN_FILE): return
+    other = sorted(n for n in os.listdir(d) if n not in KIT_NAMES and not re.fullmatch(r'\.run\.json\.\d+\.tmp', n))
+    if other: raise RunError(f"--out {d} holds files that are not an l0kit run's (e.g. {other[0]!r}); name a new or empty folder or a run "
+                             "folder to resume, or pass --force to write the run's files beside them (nothing of yours is removed)")
+
+_KIT_LOCK = re.compile(rb'(process \d+)?\s*')  # what a kit's `.lock` holds: the writer's process id while it runs, nothing after
+
 class run_lock:
-    "Context manager: hold the run folder's write lock, or raise `RunError` naming the process that holds it."
-    def __init__(self, run_dir): self.path = Path(run_dir) / LOCK_FILE
+    "Context manager: hold the run folder's write lock, or raise `RunError` naming the process that holds it; the folder must be one the kit may write (`check_run_folder`)."
+    def __init__(self, run_dir, force: bool = False): self.path, self.force = Path(run_dir) / LOCK_FILE, force
 
     def __enter__(self):
+        check_run_folder(self.path.parent, self.force)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.fh = open_in_run(self.path, 'a+')  # a link named .lock is refused, not truncated through
+        self.fh = open_in_run(self.path, 'a+b')  # a link (or a hard link) named .lock is refused, not truncated through
+        self.fh.seek(0); held = self.fh.read(65)
+        if len(held) > 64 or not _KIT_LOCK.fullmatch(held):  # the user's own file named .lock: never truncated
+            self.fh.close()
+            raise RunError(f"{self.path} is not an l0kit lock (it holds other data); the kit does not overwrite a file it did not make: "
+                           "move it away or use another --out folder")
         try: fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            self.fh.seek(0); holder = self.fh.read().strip() or 'another process'; self.fh.close()
+            holder = held.decode('ascii', 'replace').strip() or 'another process'; self.fh.close()
             raise RunError(f"{self.path.parent} is being written by {holder}; wait for it to finish or stop it") from None
-        self.fh.seek(0); self.fh.truncate(); self.fh.write(f"process {os.getpid()}"); self.fh.flush()
+        self.fh.seek(0); self.fh.truncate(); self.fh.write(f"process {os.getpid()}".encode()); self.fh.flush()
         return self
 
     def __exit__(self, *exc):
@@ -328,17 +400,36 @@ def same_run(old: dict, new: dict) -> str | None:
     return None
 
 # %% ../../nbs/05_runs.ipynb #d28293ea
+_META_TYPES = {'benchmark': str, 'benchmark_config': dict, 'run_config': dict, 'model_identity': str, 'split': str, 'shard': str,  # needed
+               'kit_version': str, 'model': str, 'model_info': dict, 'simulated': bool, 'data': str, 'limit': int, 'created': str,
+               'resumes': list, 'upgraded_from': int}
+_NEEDED = ('benchmark', 'benchmark_config', 'run_config', 'model_identity', 'split', 'shard')
+
+def check_meta(meta: dict, where='run.json') -> dict:
+    "`meta` if each field of a current `run.json` has its type (voters: a positive integer; shard: K/N), else `RunError` naming the field."
+    for k, t in _META_TYPES.items():
+        v = meta.get(k)
+        if v is None and k not in _NEEDED: continue
+        if type(v) is not t: raise RunError(f"{where}: {k} must be {_KINDS[t]}, got {shown(v)}; the file is not a run description this kit wrote")
+    v = meta['run_config'].get('voters')
+    if v is not None and (type(v) is not int or v < 1): raise RunError(f"{where}: run_config.voters must be a positive integer, got {shown(v)}")
+    if not re.fullmatch(r'\d{1,9}/\d{1,9}', meta['shard']): raise RunError(f"{where}: shard must be K/N, got {shown(meta['shard'])}")
+    try: Shard.parse(meta['shard'])
+    except ConfigError as e: raise RunError(f"{where}: {e}") from None
+    if not all(isinstance(r, dict) for r in meta.get('resumes') or []): raise RunError(f"{where}: resumes must be a list of objects")
+    return meta
+
 _RUN_FIELDS = ('voters', 'seed', 'reasoning', 'temperature', 'reasoning_temperature', 'top_p', 'reasoning_budget_factor',
                'max_new_tokens_cap', 'stop')
 
 def upgrade_meta(meta: dict, where='run.json') -> dict:
     "`run.json` contents in the current format (format 1 folders are converted; newer ones refused)."
     fmt = meta.get('format', 1)
-    if not isinstance(fmt, int) or fmt > RUN_FORMAT:
-        raise RunError(f"{where} has format {fmt!r}; this kit (l0kit {l0kit.__version__}) reads formats 1 to {RUN_FORMAT}: upgrade l0kit")
-    if fmt == RUN_FORMAT: return meta
-    if not isinstance(meta.get('config'), dict) or 'benchmark' not in meta:
-        raise RunError(f"{where} is not an l0kit run description (no benchmark or config)")
+    if type(fmt) is not int or fmt > RUN_FORMAT:
+        raise RunError(f"{where} has format {shown(fmt)}; this kit (l0kit {l0kit.__version__}) reads formats 1 to {RUN_FORMAT}: upgrade l0kit")
+    if fmt == RUN_FORMAT: return check_meta(meta, where)
+    if not isinstance(meta.get('config'), dict) or not isinstance(meta.get('benchmark'), str):
+        raise RunError(f"{where} is not an l0kit run description (no benchmark name or config)")
     cfg = dict(meta['config'])
     run = {k: cfg.pop(k) for k in _RUN_FIELDS if k in cfg}
     bench = {**cfg, 'stop_at_return': False} if meta['benchmark'] == 'l0' else {}  # runs before stop_at_return wrote everything
@@ -348,8 +439,8 @@ def upgrade_meta(meta: dict, where='run.json') -> dict:
     out = {k: v for k, v in meta.items() if k not in ('config', 'seed')}
     spec = meta.get('model') if isinstance(meta.get('model'), str) else str(meta.get('model'))
     if spec.startswith('smollm2') and 'backend=' not in spec: spec = spec.replace('smollm2', 'smollm2:backend=transformers', 1).replace(':backend=transformers:', ':backend=transformers,')
-    return out | dict(format=RUN_FORMAT, benchmark=name, benchmark_config=bench, run_config=run,
-                      model_identity=model_identity(spec), shard=meta.get('shard', '1/1'), upgraded_from=1)
+    return check_meta(out | dict(format=RUN_FORMAT, benchmark=name, benchmark_config=bench, run_config=run,
+                                 model_identity=model_identity(spec), shard=meta.get('shard', '1/1'), upgraded_from=1), where)
 
 # %% ../../nbs/05_runs.ipynb #f85a30f6
 @dataclass
@@ -370,6 +461,7 @@ def read_meta(run_dir) -> dict:
     if len(raw) > MAX_LINE_CHARS: raise RunError(f"{f} is longer than {MAX_LINE_CHARS:,} bytes; a run description is a few kilobytes: it is not one")
     try: meta = json.loads(raw.decode('utf-8'))
     except (UnicodeDecodeError, json.JSONDecodeError) as e: raise RunError(f"{f} is not valid JSON ({e})") from None
+    except RecursionError: raise RunError(f"{f}: its JSON is nested too deeply; it is not a run description") from None
     if not isinstance(meta, dict): raise RunError(f"{f} does not hold a run description")
     return upgrade_meta(meta, str(f))
 
