@@ -729,6 +729,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                       'l0kit.harness.replay.ReplayModel.generate': ( 'replay.html#replaymodel.generate',
                                                                                      'l0kit/harness/replay.py'),
                                       'l0kit.harness.replay.ReplayModel.info': ('replay.html#replaymodel.info', 'l0kit/harness/replay.py'),
+                                      'l0kit.harness.replay._recorded': ('replay.html#_recorded', 'l0kit/harness/replay.py'),
                                       'l0kit.harness.replay._release_voter': ('replay.html#_release_voter', 'l0kit/harness/replay.py'),
                                       'l0kit.harness.replay._run_simulated': ('replay.html#_run_simulated', 'l0kit/harness/replay.py'),
                                       'l0kit.harness.replay.load_replay': ('replay.html#load_replay', 'l0kit/harness/replay.py'),
