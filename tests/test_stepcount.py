@@ -40,9 +40,12 @@ MISBEHAVING = [
     ("def f():\n    x = 0\n    while True:\n        x += 1\n", 'hidden', 'StepLimitExceeded'),
     ("def f():\n    return len('x' * 10 ** 10)\n", 'hidden', 'SandboxFailure'),
     ("def f(n=0):\n    return f(n + 1)\n", 'hidden', 'ProgramRaised'),
-    ("import os\ndef f():\n    return os.system('touch /tmp/l0kit_probe')\n", 'visible', 'ProgramRaised'),
-    ("import shutil\ndef f():\n    shutil.rmtree('/tmp')\n", 'hidden', 'ProgramRaised'),
-    ("def f():\n    import socket\n    return 1\n", 'hidden', 'ProgramRaised'),
+    ("import os\ndef f():\n    return os.system('touch /tmp/l0kit_probe')\n", 'visible', 'UnsupportedProgram'),  # refused before it runs
+    ("import shutil\ndef f():\n    shutil.rmtree('/tmp')\n", 'hidden', 'UnsupportedProgram'),
+    ("def f():\n    import socket\n    return 1\n", 'hidden', 'UnsupportedProgram'),
+    ("def f():\n    return [].__class__.__base__.__subclasses__()\n", 'hidden', 'UnsupportedProgram'),
+    ("def f():\n    math = __import__('os')\n    return math.getpid()\n", 'hidden', 'UnsupportedProgram'),
+    ("import math\ndef f():\n    return math.factorial(10 ** 7)\n", 'hidden', 'SandboxFailure'),  # allowed names, contained by the sandbox
 ]
 
 @pytest.mark.parametrize("src,mode,err", MISBEHAVING)

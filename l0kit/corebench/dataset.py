@@ -5,19 +5,21 @@
 # %% ../../nbs/42_core_data.ipynb #2717548d
 from __future__ import annotations
 import ast, json, re, statistics, warnings
+from functools import lru_cache
+from io import TextIOWrapper
 from dataclasses import dataclass, asdict
 from pathlib import Path
 import l0kit
-from .pytrace import trace_in_process
+from .pytrace import trace_in_process, trace_call
 from .diversity import filter_implementations, reduce_tests, jaccard_similarity
 from .probes import candidate_probes, select_probes, normalize_answer_type, DIMENSIONS
-from ..harness.config import ConfigError, DataError, YamlConfig, check_value, load_yaml, read_lines, safe_name
-
+from ..harness.config import (ConfigError, DataError, MAX_YAML_CHARS, YamlConfig, check_value, load_yaml, open_regular,
+                                  read_bounded, read_lines, safe_name, shown)
 
 # %% auto #0
-__all__ = ['METHODS', 'CoreConfig', 'PROBLEM_SET', 'CoreConfigError', 'CoreDataConfig', 'CoreDataError', 'infer_entry_point',
-           'load_core_io', 'load_core_qa', 'load_problem_set', 'validate_problem', 'CoreBuild', 'build_core_set',
-           'write_core_set', 'read_core_items']
+__all__ = ['METHODS', 'CoreConfig', 'MAX_CORE_FILE_BYTES', 'PROBLEM_SET', 'CoreConfigError', 'CoreDataConfig', 'CoreDataError',
+           'infer_entry_point', 'load_core_io', 'load_core_qa', 'load_problem_set', 'problem_tracer',
+           'validate_problem', 'CoreBuild', 'build_core_set', 'write_core_set', 'read_core_items']
 
 # %% ../../nbs/42_core_data.ipynb #fca14e03
 class CoreConfigError(ConfigError):
@@ -49,13 +51,18 @@ CoreConfig = CoreDataConfig  # its name in earlier releases, kept for one releas
 class CoreDataError(DataError):
     "CoRE data that cannot be read as given."
 
+MAX_CORE_FILE_BYTES = 64 * 2**20  # one published file or built split (the release's files: a few MB each)
+
 def _read_records(path) -> list:
-    "The records of a JSON list, a JSON object holding them, or a JSON-lines file."
-    text = Path(path).read_text(encoding='utf-8')
-    try: data = json.loads(text)
-    except json.JSONDecodeError:
-        try: data = [json.loads(l) for l in text.splitlines() if l.strip()]
-        except json.JSONDecodeError as e: raise CoreDataError(f"{path}: neither JSON nor JSON lines ({e})") from None
+    "The records of a JSON list, a JSON object holding them, or a JSON-lines file, read within the kit's bounds."
+    try: text = read_bounded(path, MAX_CORE_FILE_BYTES, str(path)).decode('utf-8')
+    except UnicodeDecodeError: raise CoreDataError(f"{path} is not UTF-8 text") from None
+    try:
+        try: data = json.loads(text)
+        except ValueError:
+            try: data = [json.loads(l) for l in text.splitlines() if l.strip()]
+            except ValueError as e: raise CoreDataError(f"{path}: neither JSON nor JSON lines ({shown(str(e))[1:-1]})") from None
+    except RecursionError: raise CoreDataError(f"{path}: its JSON is nested too deeply") from None
     if isinstance(data, dict):
         lists = [v for v in data.values() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
         if data and all(isinstance(v, dict) for v in data.values()): data = [{'id': k, **v} if 'id' not in v else v for k, v in data.items()]
@@ -143,18 +150,33 @@ def load_problem_set(path=None # a problems.yaml; the kit's own set by default
                     ) -> list[dict]:
     "The problems of a CoRE-style set: id, title, description, tests, implementations (family, func_name, code)."
     path = Path(path or PROBLEM_SET)
-    probs = load_yaml(path.read_text(encoding='utf-8'), str(path))  # bounded: a problem file can come from elsewhere
+    try: text = read_bounded(path, 4 * MAX_YAML_CHARS, str(path)).decode('utf-8')  # bounded: a problem file can come from elsewhere
+    except UnicodeDecodeError: raise CoreDataError(f"{path} is not UTF-8 text") from None
+    probs = load_yaml(text, str(path))
     if not isinstance(probs, list): raise CoreDataError(f"{path}: expected a list of problems")
     for p in probs:
         if not isinstance(p, dict) or not {'id', 'tests', 'implementations'} <= set(p):
-            raise CoreDataError(f"{path}: every problem needs id, tests and implementations; got {str(p)[:80]!r}")
-        for impl in p['implementations']:
-            if not {'func_name', 'code'} <= set(impl): raise CoreDataError(f"{path}: problem {p['id']}: an implementation needs func_name and code")
+            raise CoreDataError(f"{path}: every problem needs id, tests and implementations; got {shown(p)}")
+        if not isinstance(p['tests'], list) or not all(isinstance(t, str) for t in p['tests']):
+            raise CoreDataError(f"{path}: problem {shown(p['id'])}: tests must be a list of argument texts")
+        if not isinstance(p['implementations'], list) or not all(
+                isinstance(i, dict) and isinstance(i.get('func_name'), str) and isinstance(i.get('code'), str) for i in p['implementations']):
+            raise CoreDataError(f"{path}: problem {shown(p['id'])}: an implementation needs func_name and code (text)")
     return probs
 
-def validate_problem(problem: dict, tracer=trace_in_process) -> list[str]:
+@lru_cache(maxsize=1)
+def _own_problems() -> frozenset:
+    "The kit's own problems, each as canonical JSON."
+    return frozenset(json.dumps(p, sort_keys=True, default=repr) for p in load_problem_set())
+
+def problem_tracer(problems: list[dict]):
+    "`trace_in_process` for problems of the kit's own set, else the sandboxed `trace_call`: code from elsewhere never runs in this process."
+    own = _own_problems()
+    return trace_in_process if all(json.dumps(p, sort_keys=True, default=repr) in own for p in problems) else trace_call
+
+def validate_problem(problem: dict, tracer=None) -> list[str]:
     "Run every implementation on every test; return the outputs (reprs) if all agree, else raise CoreDataError."
-    ref = None
+    tracer, ref = tracer or problem_tracer([problem]), None
     for k, impl in enumerate(problem['implementations']):
         outs = []
         for t in problem['tests']:
@@ -207,11 +229,12 @@ def _probe_items(p, kept, tests, cfg: CoreDataConfig, split, tracer) -> list[dic
 def build_core_set(config: CoreDataConfig | None = None, # thresholds, probes per problem, seed
                    problems: list[dict] | None = None, # a problem set (the kit's own by default)
                    split: str = 'test',
-                   tracer=trace_in_process            # trusted set: in-process; use `trace_call` for untrusted code
+                   tracer=None                         # default: `problem_tracer` (the sandbox for any problem not the kit's own)
                   ) -> CoreBuild:
     "Validate, filter, reduce tests and write probes: the evaluation items of a CoRE-style set."
     cfg = config or CoreDataConfig()
     problems = load_problem_set() if problems is None else problems
+    tracer = tracer or problem_tracer(problems)
     items, per = [], []
     for p in problems:
         outputs = validate_problem(p, tracer)
@@ -253,5 +276,16 @@ def read_core_items(data_dir, split: str = 'test', limit: int | None = None) -> 
     "The items of a set written by `write_core_set`."
     path = Path(data_dir) / f"{safe_name(split, 'split')}.jsonl"  # a split name from outside stays in the folder
     if not path.exists(): raise CoreDataError(f"{path} does not exist; build the set first with `l0kit generate --benchmark core --out {data_dir}`")
-    with path.open(encoding='utf-8') as f: items = [json.loads(l) for _, l in read_lines(f, str(path)) if l.strip()]
-    return items if limit is None else items[:limit]
+    items, where = [], str(path)
+    with open_regular(path, where) as raw, TextIOWrapper(raw, encoding='utf-8') as f:
+        try:
+            for n, line in read_lines(f, where, max_total=MAX_CORE_FILE_BYTES):
+                if limit is not None and len(items) >= limit: break
+                if not line.strip(): continue
+                try: item = json.loads(line)
+                except ValueError: raise CoreDataError(f"{where}:{n} is not a line of JSON") from None
+                except RecursionError: raise CoreDataError(f"{where}:{n}: its JSON is nested too deeply") from None
+                if not isinstance(item, dict): raise CoreDataError(f"{where}:{n} is not a JSON object")
+                items.append(item)
+        except UnicodeDecodeError: raise CoreDataError(f"{where} is not UTF-8 text") from None
+    return items

@@ -9,10 +9,10 @@ from pathlib import Path
 from dataclasses import dataclass, field
 
 # %% auto #0
-__all__ = ['PROGRAM_FILE', 'SANDBOX_FILE', 'PyTraceError', 'ProgramSyntaxError', 'EntryPointError', 'ArgumentTextError',
-           'parse_arguments', 'resolve_entry_point', 'literal_value', 'TraceStep', 'Trace', 'statement_map',
-           'StepLimitReached', 'canonical_repr', 'safe_repr', 'trace_namespace', 'trace_in_process', 'trace_call',
-           'render_step', 'render_trace']
+__all__ = ['PROGRAM_FILE', 'SANDBOX_FILE', 'MAX_TRACE_BYTES', 'PyTraceError', 'ProgramSyntaxError', 'EntryPointError',
+           'ArgumentTextError', 'parse_arguments', 'resolve_entry_point', 'literal_value', 'TraceStep', 'Trace',
+           'statement_map', 'StepLimitReached', 'canonical_repr', 'safe_repr', 'trace_namespace', 'trace_in_process',
+           'trace_call', 'render_step', 'render_trace']
 
 # %% ../../nbs/40_core_pytrace.ipynb #04c37c80
 class PyTraceError(ValueError):  # not under DataError: this module runs inside the sandbox, where the kit is not importable
@@ -66,8 +66,11 @@ def resolve_entry_point(namespace: dict, # globals after running the program's s
     return fn
 
 # %% ../../nbs/40_core_pytrace.ipynb #04c27c6a
-def literal_value(text: str):
+def literal_value(text: str,
+                  max_chars: int = 100_000  # a longer text stays text: parsing it could take far more memory than its size
+                 ):
     "The Python value a repr denotes when it is a literal, else the text itself."
+    if not isinstance(text, str) or len(text) > max_chars: return text
     try: return ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError): return text
 
@@ -438,12 +441,17 @@ def trace_call(source: str,              # the program: one or more functions / 
         with Sandbox(timeout_s=timeout_s, memory_mb=memory_mb, max_file_mb=256, grace_s=grace_s) as sb: return _traced_in(sb, source, func_name, args_text, harness, timeout_s)
     return _traced_in(sandbox, source, func_name, args_text, harness, timeout_s)
 
+MAX_TRACE_BYTES = 64 * 2**20  # the trace file read back from the sandbox (10,000 steps of a few 2,000-character locals)
+
 def _traced_in(sb, source, func_name, args_text, harness, timeout_s) -> Trace:
     own = Path(importlib.util.find_spec('l0kit.corebench.pytrace').origin).read_text()
     key = '_l0kit_pytrace_' + hashlib.sha1(own.encode()).hexdigest()[:12]  # preloaded: each job process skips compiling it
     res = sb.run(source, func_name, args_text='()', harness=harness, timeout_s=timeout_s, preload={key: own})
     if res.ok and isinstance(res.value, dict) and 'file' in res.value:
-        return Trace.from_dict(json.loads((Path(sb.tmpdir) / res.value['file']).read_text(encoding='utf-8')))
+        from l0kit.harness.config import DataError, read_json_file
+        try: return Trace.from_dict(read_json_file(Path(sb.tmpdir) / res.value['file'], 'the trace', MAX_TRACE_BYTES))
+        except (DataError, TypeError, KeyError, AttributeError) as e:   # written in the sandbox, where the program ran too
+            return Trace(source, func_name, args_text, [], None, f"TraceUnreadable: {str(e)[:300]}", 'error')
     if res.ok and isinstance(res.value, dict) and res.value.get('error_type') == 'EntryPointError':
         raise EntryPointError(res.value['error'])
     status = {'Timeout': 'timeout', 'MemoryError': 'memory', 'Crashed': 'memory'}.get(res.error_type, 'error')

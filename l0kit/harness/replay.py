@@ -8,45 +8,61 @@ import json, re
 from pathlib import Path
 from .models import Model, Completion, ModelUnavailable, ModelSpecError, prepare, estimate_tokens
 from .prompt import prompt_hash
-from .config import read_lines
+from io import TextIOWrapper
+from .config import DataError, open_regular, read_json_file, read_lines
 
 # %% auto #0
-__all__ = ['read_recorded', 'ReplayModel', 'load_replay']
+__all__ = ['MAX_REPLAY_RECORDS', 'read_recorded', 'ReplayModel', 'load_replay']
 
 # %% ../../nbs/02c_replay.ipynb #bd2da9fe
+MAX_REPLAY_RECORDS = 1_000_000  # recorded responses one replay keeps (L0's 31 voters on 5,000 items: 155,000)
+_KEPT = ('response', 'prompt_hash', 'meta', 'prompt_tokens', 'completion_tokens', 'latency_s', 'finish_reason', 'error')
+
 def _release_voter(path: Path) -> int:
     for part in reversed(path.parts):
         if m := re.fullmatch(r'voter_(\d+)', part): return int(m[1])
     return 0
 
 def _run_simulated(f: Path) -> bool:
-    "Whether the run folder holding `f` says its responses are simulated (its `run.json`)."
-    try: return bool(json.loads((f.parent / 'run.json').read_text(encoding='utf-8')).get('simulated'))
-    except (OSError, ValueError, AttributeError): return False
+    "Whether the run folder holding `f` says its responses are simulated (its `run.json`, read within the kit's bounds)."
+    try: return bool(read_json_file(f.parent / 'run.json').get('simulated'))
+    except (DataError, AttributeError): return False
+
+def _recorded(r, f: Path, n: int, simulated: bool) -> tuple:
+    "(id, voter) and what the replay keeps of one line of a kit run or of release logs; `ModelUnavailable` for anything else."
+    if isinstance(r, dict) and 'voter' in r and 'response' in r and 'id' in r:  # the kit's format
+        if type(r['voter']) is not int or not isinstance(r['response'], (str, type(None))):
+            raise ModelUnavailable(f"{f}:{n}: its voter is not a number or its response not text")
+        kept = {k: r.get(k) for k in _KEPT} | {'id': str(r['id']), 'voter': r['voter'], 'source': str(f), 'response': r['response'] or ''}
+        return (str(r['id']), r['voter']), kept | {'simulated': simulated or bool((r.get('meta') or {}).get('simulated'))}
+    if isinstance(r, dict) and isinstance(r.get('responses'), list) and 'id' in r:  # the release's format
+        resp = r['responses'][0] if r['responses'] else ''
+        if not isinstance(resp, str): raise ModelUnavailable(f"{f}:{n}: its first response is not text")
+        v = _release_voter(f)
+        return (str(r['id']), v), {'id': str(r['id']), 'voter': v, 'response': resp, 'error': None, 'source': str(f),
+                                   'finish_reason': None, 'simulated': simulated}
+    raise ModelUnavailable(f"{f}:{n} is neither a kit response record nor a release log line")
 
 def read_recorded(path) -> dict:
-    "Recorded responses by (id, voter), from a kit run (dir or `responses.jsonl`) or release logs (file or dir)."
+    "Recorded responses by (id, voter), from a kit run (dir or `responses.jsonl`) or release logs (file or dir), read within the kit's bounds."
     path = Path(path).expanduser()
     if not path.exists(): raise ModelUnavailable(f"nothing to replay at {str(path)!r}: give a run directory, a responses.jsonl or release logs")
-    files = [path] if path.is_file() else sorted(path.glob('responses.jsonl')) or sorted(path.rglob('logs.jsonl'))
+    files = [path] if not path.is_dir() else sorted(path.glob('responses.jsonl')) or sorted(path.rglob('logs.jsonl'))
     if not files: raise ModelUnavailable(f"{path} holds neither a responses.jsonl (kit run) nor logs.jsonl files (release logs)")
     out = {}
     for f in files:
-        with open(f, encoding='utf-8') as fh: lines = [l.rstrip('\n') for _, l in read_lines(fh, str(f), max_total=None)]
-        simulated = _run_simulated(f)
-        for n, line in enumerate(lines, 1):
-            if not line.strip(): continue
-            try: r = json.loads(line)
-            except json.JSONDecodeError:
-                if n == len(lines): continue  # a last line cut by a kill
-                raise ModelUnavailable(f"{f}:{n} is not valid JSON") from None
-            if 'voter' in r and 'response' in r:  # the kit's format
-                out[(str(r['id']), r['voter'])] = {**r, 'source': str(f), 'simulated': simulated or bool((r.get('meta') or {}).get('simulated'))}
-            elif 'responses' in r:  # the release's format
-                resp = r['responses'][0] if r['responses'] else ''
-                out[(str(r['id']), _release_voter(f))] = {'id': str(r['id']), 'voter': _release_voter(f), 'response': resp,
-                                                        'error': None, 'source': str(f), 'finish_reason': None, 'simulated': simulated}
-            else: raise ModelUnavailable(f"{f}:{n} is neither a kit response record nor a release log line")
+        simulated, bad = _run_simulated(f), None  # a line that is not JSON is forgiven only as the file's last (cut by a kill)
+        with open_regular(f, str(f)) as raw, TextIOWrapper(raw, encoding='utf-8') as fh:
+            try:
+                for n, line in read_lines(fh, str(f)):  # each line bounded, and the file (a run's file may be large, not endless)
+                    if not line.strip(): continue
+                    if bad is not None: raise ModelUnavailable(f"{f}:{bad} is not valid JSON")
+                    try: r = json.loads(line)
+                    except (ValueError, RecursionError): bad = n; continue
+                    key, rec = _recorded(r, f, n, simulated)
+                    out[key] = rec
+                    if len(out) > MAX_REPLAY_RECORDS: raise ModelUnavailable(f"{path} holds more than {MAX_REPLAY_RECORDS:,} recorded responses; replay a run at a time")
+            except UnicodeDecodeError: raise ModelUnavailable(f"{f} is not UTF-8 text") from None
     return out
 
 # %% ../../nbs/02c_replay.ipynb #cd55cfef

@@ -13,7 +13,7 @@ from .parser import parse_answer
 from .dataset import ProcBenchDataConfig, generate_dataset, load_dataset, load_release, save_dataset
 from dataclasses import dataclass
 from ..harness.benchmark import Benchmark, DataError, FirstError, ItemLayout, Option, Reading, read_card, stream_seed
-from ..harness.models import SimulatedModel
+from ..harness.models import Completion, SimulatedModel
 from ..harness.config import ConfigError, YamlConfig, check_value, terminal_safe
 from fastcore.basics import patch
 from ..harness.prompt import Prompt
@@ -159,6 +159,11 @@ class ProcBenchSimulatedModel(SimulatedModel):
         if '[Question]' not in text: raise KeyError('a ProcBench [Question]')
         question = text.split('[Question]', 1)[1].split('\n\n', 1)[0]
         return simulate_response({'label': solve(prompt.meta['task'], question)}, self.error_rate, rng), {}
+
+    def _complete(self, p, params, i) -> Completion:
+        "The base class's completion; a question the solver refuses is this prompt's failed request, not the end of the run."
+        try: return super()._complete(p, params, i)
+        except ProcBenchError as e: return Completion('', finish_reason='error', meta={'simulated': True}, error=f"{self.label} cannot answer: {e}")
 
 def load_procbench_simulated(arg: str = '', **options) -> ProcBenchSimulatedModel:
     "The ProcBench simulated model of `simulated:error_rate=0.1,seed=0` options."

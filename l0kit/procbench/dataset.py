@@ -4,7 +4,7 @@
 
 # %% ../../nbs/23_procbench_dataset.ipynb #8b50cebb
 from __future__ import annotations
-import json, platform, random
+import io, json, platform, random
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -13,11 +13,11 @@ import l0kit
 from .tasks import TASKS, ProcBenchError, Task, get_task, length_bin
 from .sentences import sentence_source
 from .metrics import states_equal
-from ..harness.config import YamlConfig, check_value, read_lines
+from ..harness.config import YamlConfig, check_value, open_regular, read_lines
 
 # %% auto #0
-__all__ = ['ProcBenchConfig', 'SPLITS', 'ProcBenchDataConfig', 'make_prompt', 'item_rng', 'generate_item', 'generate_dataset',
-           'data_card', 'save_dataset', 'load_dataset', 'load_release']
+__all__ = ['ProcBenchConfig', 'MAX_DATA_CHARS', 'SPLITS', 'ProcBenchDataConfig', 'make_prompt', 'item_rng', 'generate_item',
+           'generate_dataset', 'read_jsonl', 'data_card', 'save_dataset', 'load_dataset', 'load_release']
 
 # %% ../../nbs/23_procbench_dataset.ipynb #17470887
 @dataclass
@@ -92,6 +92,23 @@ def generate_dataset(config: ProcBenchDataConfig | None = None,  # the layout; t
 def _k(item: dict, config: ProcBenchDataConfig) -> int:
     return int(item["example_name"]) - (item["n"] - config.min_length) * config.examples_per_length
 
+# %% ../../nbs/23_procbench_dataset.ipynb #a4c75459
+MAX_DATA_CHARS = 64 * 2**20  # one split or release file (the paper's 5,520 items with their prompts: about 11 MB)
+
+def read_jsonl(path, where: str | None = None):
+    "(line number, record) of each JSON object of a JSON-lines file, read within the kit's bounds; `ProcBenchError` at a line that is not one."
+    where = where or str(path)
+    with open_regular(path, where) as raw, io.TextIOWrapper(raw, encoding='utf-8') as f:
+        try:
+            for n, line in read_lines(f, where, max_total=MAX_DATA_CHARS):
+                if not line.strip(): continue
+                try: record = json.loads(line)
+                except ValueError: raise ProcBenchError(f"{where}:{n} is not a line of JSON") from None
+                except RecursionError: raise ProcBenchError(f"{where}:{n}: its JSON is nested too deeply") from None
+                if not isinstance(record, dict): raise ProcBenchError(f"{where}:{n} is not a JSON object")
+                yield n, record
+        except UnicodeDecodeError: raise ProcBenchError(f"{where} is not UTF-8 text") from None
+
 # %% ../../nbs/23_procbench_dataset.ipynb #df15e743
 SPLITS = ("short", "medium", "long")
 
@@ -120,18 +137,21 @@ def load_dataset(data_dir, split: str = "all", limit: int | None = None) -> list
     splits = SPLITS if split == "all" else (split,)
     missing = [s for s in splits if not (d / f"{s}.jsonl").exists()]
     if missing: raise ProcBenchError(f"{d} has no {', '.join(f'{s}.jsonl' for s in missing)}: generate it with `l0kit generate --benchmark procbench --out {d}`")
-    items = []
-    for s in splits:
-        with open(d / f"{s}.jsonl") as f: items += [json.loads(l) for _, l in read_lines(f, str(d / f"{s}.jsonl")) if l.strip()]
+    items = [it for s in splits for _, it in read_jsonl(d / f"{s}.jsonl")]
     if split == "all": items.sort(key=lambda it: it["id"])
     return items[:limit] if limit is not None else items
 
 # %% ../../nbs/23_procbench_dataset.ipynb #bec24e42
 def _release_label(row: dict) -> dict:
+    "The label of a release row: a dict, its JSON text, or flattened `init`, `intermediate`, `final` columns."
     lab = row.get("label")
-    if isinstance(lab, str): lab = json.loads(lab)
-    if lab is None: lab = {k: row.get(k) for k in ("init", "intermediate", "final")}
-    if isinstance(lab.get("intermediate"), str): lab["intermediate"] = json.loads(lab["intermediate"])
+    try:
+        if isinstance(lab, str): lab = json.loads(lab)
+        if lab is None: lab = {k: row.get(k) for k in ("init", "intermediate", "final")}
+        if isinstance(lab, dict) and isinstance(lab.get("intermediate"), str): lab["intermediate"] = json.loads(lab["intermediate"])
+    except (ValueError, RecursionError): raise ProcBenchError("its label is not JSON") from None
+    if not isinstance(lab, dict) or not isinstance(lab.get("intermediate") or [], list):
+        raise ProcBenchError("its label is not {init, intermediate: [...], final}")
     return {k: lab.get(k) for k in ("init", "intermediate", "final")}
 
 def _disagreement(label: dict, solved: dict) -> str | None:
@@ -148,13 +168,12 @@ def load_release(path,  # the release's JSONL file
                 ) -> tuple[list[dict], dict]:
     "Items of the authors' release, and a report of how the kit's solver agrees with its labels."
     items, report = [], {"items": 0, "agree": 0, "disagree": []}
-    with open(path, encoding='utf-8') as f: lines = list(read_lines(f, str(path)))  # bounded: a release file from elsewhere
-    for line_no, line in lines:
-        if not line.strip(): continue
-        row = json.loads(line)
-        try: task = get_task(row.get("task_name") or str(row.get("problem_name", "")).split("_")[0])
+    for line_no, row in read_jsonl(path):  # bounded: a release file from elsewhere
+        try:
+            task = get_task(row.get("task_name") or str(row.get("problem_name", "")).split("_")[0])
+            if not isinstance(row.get("prompt"), str): raise ProcBenchError("it has no prompt text")
+            label = _release_label(row)
         except ProcBenchError as e: raise ProcBenchError(f"{path}:{line_no}: {e}") from None
-        label = _release_label(row)
         n = len(label["intermediate"] or []) + 1
         ex = row.get("example_name") or str(row.get("problem_name", f"_{line_no:04d}")).split("_")[-1]
         question = row["prompt"].split("[Question]", 1)[-1].strip("\n")

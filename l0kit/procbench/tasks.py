@@ -8,13 +8,14 @@ import ast, random, re, string
 from dataclasses import dataclass
 from typing import Callable
 from .sentences import sentences_with_distinct_words, sentence_words
-from ..harness.config import DataError
+from ..harness.config import DataError, shown
 
 # %% auto #0
-__all__ = ['LOWER', 'ALNUM', 'TASKS', 'ANSWER_SHAPE', 'SORT', 'GATHER', 'COUNT', 'SEARCH', 'COPY', 'SUBSTITUTE', 'ENCODE',
-           'SPLIT1', 'SPLIT2', 'COMPOSE', 'DECOMPOSE', 'RHYTHM', 'COMPARE', 'COUNT2', 'DECODE', 'PUSHPOP', 'ROTATE',
-           'FILLWORD', 'DELETECHAR', 'DELETEWORD', 'CUMULATE', 'MOVECYCLIC', 'FINDCYCLIC', 'LENGTHS', 'ProcBenchError',
-           'states_to_label', 'Task', 'get_task', 'solve', 'length_bin']
+__all__ = ['MAX_QUESTION_CHARS', 'MAX_SOLVER_STEPS', 'MAX_SOLVER_CHARS', 'MAX_NUMBER_DIGITS', 'LOWER', 'ALNUM', 'TASKS',
+           'ANSWER_SHAPE', 'SORT', 'GATHER', 'COUNT', 'SEARCH', 'COPY', 'SUBSTITUTE', 'ENCODE', 'SPLIT1', 'SPLIT2',
+           'COMPOSE', 'DECOMPOSE', 'RHYTHM', 'COMPARE', 'COUNT2', 'DECODE', 'PUSHPOP', 'ROTATE', 'FILLWORD',
+           'DELETECHAR', 'DELETEWORD', 'CUMULATE', 'MOVECYCLIC', 'FINDCYCLIC', 'LENGTHS', 'ProcBenchError',
+           'states_to_label', 'state_chars', 'States', 'Task', 'get_task', 'solve', 'length_bin']
 
 # %% ../../nbs/20_procbench_tasks.ipynb #c3ea027e
 class ProcBenchError(DataError):
@@ -22,8 +23,39 @@ class ProcBenchError(DataError):
 
 def states_to_label(states: list) -> dict:
     "Split a state sequence into the release's label: the first state, the ones between, the last."
-    if len(states) < 2: raise ProcBenchError(f"a procedure needs at least one step, got states {states!r}")
+    if len(states) < 2: raise ProcBenchError(f"a procedure needs at least one step, got states {shown(states)}")
     return {"init": states[0], "intermediate": list(states[1:-1]), "final": states[-1]}
+
+# %% ../../nbs/20_procbench_tasks.ipynb #3f34391c
+MAX_QUESTION_CHARS = 100_000  # longest question the solver reads (the kit's longest at N = 25: about 1,000)
+MAX_SOLVER_STEPS = 10_000  # most steps of one procedure the solver follows (the paper's N: at most 25)
+MAX_SOLVER_CHARS = 2_000_000  # most characters of all the states of one procedure together, as JSON writes them
+MAX_NUMBER_DIGITS = 4_000  # longest number a state holds (Python writes at most 4,300 digits)
+_NUMBER_LIMIT = 10 ** MAX_NUMBER_DIGITS
+
+def state_chars(state) -> int:
+    "At least the characters of `state` as JSON writes it; a number's counted from its bits, so a huge one is never written out."
+    if isinstance(state, str): return len(state) + 2
+    if isinstance(state, int): return state.bit_length() * 30103 // 100_000 + 1
+    if isinstance(state, (list, tuple)): return 2 + sum(state_chars(x) + 2 for x in state)
+    return len(repr(state))
+
+class States(list):
+    "The states of one run of a procedure, `ProcBenchError` once they pass the solver's bounds."
+    def __init__(self, *first):
+        super().__init__()
+        self.chars = 0  # characters of the states so far
+        for s in first: self.append(s)
+
+    def append(self, state):
+        if len(self) > MAX_SOLVER_STEPS:
+            raise ProcBenchError(f"the procedure takes more than {MAX_SOLVER_STEPS:,} steps; the solver follows no more (the paper's problems take at most 25)")
+        if isinstance(state, int) and abs(state) >= _NUMBER_LIMIT:
+            raise ProcBenchError(f"a state is a number of more than {MAX_NUMBER_DIGITS:,} digits; the solver writes none that long")
+        self.chars += state_chars(state)
+        if self.chars > MAX_SOLVER_CHARS:
+            raise ProcBenchError(f"the states pass {MAX_SOLVER_CHARS:,} characters after {len(self)} steps; the solver keeps no more (the paper's longest problem holds about 11,000)")
+        super().append(state)
 
 # %% ../../nbs/20_procbench_tasks.ipynb #7df88b83
 @dataclass(frozen=True)
@@ -40,8 +72,14 @@ class Task:
     run: Callable           # params -> [init, s1, ..., sN]
 
     def solve(self, question: str) -> dict:
-        "The label `{init, intermediate, final}` of `question`, derived from the question alone."
-        return states_to_label(self.run(self.parse(question)))
+        "The label `{init, intermediate, final}` of `question`, derived from the question alone; `ProcBenchError` if it cannot be."
+        if not isinstance(question, str): raise ProcBenchError(f"{self.name}: a question is text, got {type(question).__name__}")
+        if len(question) > MAX_QUESTION_CHARS:
+            raise ProcBenchError(f"{self.name}: the question holds {len(question):,} characters; the solver reads at most {MAX_QUESTION_CHARS:,}")
+        try: return states_to_label(self.run(self.parse(question)))
+        except ProcBenchError: raise
+        except (ValueError, IndexError, KeyError, ZeroDivisionError, OverflowError) as e:  # a question the procedure does not fit
+            raise ProcBenchError(f"{self.name}: the question cannot be solved ({type(e).__name__}: {shown(str(e))[1:-1]})") from None
 
     def generate(self, n: int, rng: random.Random) -> dict:
         "A problem of length `n`: `{'question', 'label', 'params'}`."
@@ -95,13 +133,14 @@ ANSWER_SHAPE = ("Give the final state together with the list of intermediate sta
 
 # %% ../../nbs/20_procbench_tasks.ipynb #9cb0e9c6
 def _sort_run(p):
-    s, pos, states = list(p["string"]), 0, [p["string"]]
+    s, pos, states = list(p["string"]), 0, States(p["string"])
     for c in LOWER:
         for i in range(pos, len(s)):
             if s[i] == c:
-                s[i], s[pos] = s[pos], s[i]
+                if s[pos] != c:   # a swap that changes the string: a step (a swap of two equal letters changes nothing)
+                    s[i], s[pos] = s[pos], s[i]
+                    states.append("".join(s))
                 pos += 1
-                if "".join(s) != states[-1]: states.append("".join(s))
     return states
 
 def _sort_sample(rng, n):
@@ -121,7 +160,7 @@ A step is a swap that changes the string; swaps that leave the string as it was 
 
 # %% ../../nbs/20_procbench_tasks.ipynb #f48d9bfa
 def _gather_run(p):
-    states = [""]
+    states = States("")
     for k, i, m in p["commands"]: states.append(states[-1] + p["strings"][k][i:i + m])
     return states
 
@@ -149,14 +188,15 @@ beginning at its i-th character (N and i count from 0), and append them to the e
 
 # %% ../../nbs/20_procbench_tasks.ipynb #9013ff53
 def _count_run(p):
-    states, total = ["0"], 0
+    states, total = States("0"), 0
     for s in p["strings"]:
         n1 = sum(c.isalpha() for c in s)
         digits = "".join(c for c in s if c.isdigit())
         n2 = int(digits) if digits else 0
         states.append([s, str(n1), str(n2), str(n1 * n2)])
         total += n1 * n2
-    return states + [total]
+    states.append(total)
+    return states
 
 def _count_sample(rng, n):
     chars, weights = ALNUM, [3] * 26 + [1] * 10
@@ -179,7 +219,7 @@ states must not contain the final state.""", _count_sample, lambda p: f"Strings:
 
 # %% ../../nbs/20_procbench_tasks.ipynb #d1450a23
 def _search_run(p):
-    state, states = [0] * len(p["strings"]), []
+    state, states = [0] * len(p["strings"]), States()
     states.append(list(state))
     for sub in p["substrings"]:
         state = [c + s.count(sub) for c, s in zip(state, p["strings"])]
@@ -231,7 +271,7 @@ of the string list (indices count from 0).
 
 # %% ../../nbs/20_procbench_tasks.ipynb #a6a05702
 def _substitute_run(p):
-    table, s, states = dict(p["pairs"]), list(p["string"]), [p["string"]]
+    table, s, states = dict(p["pairs"]), list(p["string"]), States(p["string"])
     for i, c in enumerate(s):
         s[i] = table.get(c, c)
         states.append("".join(s))
@@ -257,7 +297,7 @@ have passed the last character of the string.
 
 # %% ../../nbs/20_procbench_tasks.ipynb #c423d607
 def _encode_run(p):
-    states, enc = [""], []
+    states, enc = States(""), []
     for m in re.finditer(r"0+|1+", p["string"]):
         enc = enc + [f"{m.group()[0]}_{len(m.group())}"]
         states.append(enc)
@@ -277,7 +317,7 @@ The state after each step is the list of codes so far. {ANSWER_SHAPE}""", _encod
 
 # %% ../../nbs/20_procbench_tasks.ipynb #fe90fcac
 def _split1_run(p):
-    s, states = p["string"], []
+    s, states = p["string"], States()
     for k in range(len(p["positions"]) + 1):
         cuts = [0] + sorted(p["positions"][:k]) + [len(s)]
         states.append([s[a:b] for a, b in zip(cuts, cuts[1:])])
@@ -302,7 +342,7 @@ The state after each cut is the list of pieces, in order. {ANSWER_SHAPE}""", _sp
 
 # %% ../../nbs/20_procbench_tasks.ipynb #3b0686cf
 def _split2_run(p):
-    pieces, states = [p["string"]], [[p["string"]]]
+    pieces, states = [p["string"]], States([p["string"]])
     for i, j in p["indices"]:
         pieces = pieces[:i] + [pieces[i][:j], pieces[i][j:]] + pieces[i + 1:]
         states.append(pieces)
@@ -339,7 +379,7 @@ def _compose_match(state, rules):
 def _compose_run(p):
     rules = {}
     for a, b, c in p["rules"]: rules.setdefault(a + b, c)
-    state, states = list(p["initial"]), [list(p["initial"])]
+    state, states = list(p["initial"]), States(list(p["initial"]))
     while (k := _compose_match(state, rules)) >= 0:
         state = state[:k] + [rules[state[k] + state[k + 1]]] + state[k + 2:]
         states.append(state)
@@ -377,12 +417,9 @@ The state after each replacement is the list of characters. {ANSWER_SHAPE}""", _
     _compose_parse, _compose_run)
 
 # %% ../../nbs/20_procbench_tasks.ipynb #373f497b
-_MAX_EXPANSIONS = 10_000
-
 def _decompose_run(p):
-    rules, s, states = dict(p["rules"]), p["characters"], [p["characters"]]
+    rules, s, states = dict(p["rules"]), p["characters"], States(p["characters"])
     while (k := next((i for i, c in enumerate(s) if c in rules), None)) is not None:
-        if len(states) > _MAX_EXPANSIONS: raise ProcBenchError(f"Decompose: the rules expand more than {_MAX_EXPANSIONS} times")
         s = s[:k] + rules[s[k]] + s[k + 1:]
         states.append(s)
     return states
@@ -415,7 +452,7 @@ stop looking. Repeat until no character of the string has a rule.
 
 # %% ../../nbs/20_procbench_tasks.ipynb #e6547cd0
 def _rhythm_run(p):
-    d, c, states = p["digits"], p["letters"], [""]
+    d, c, states = p["digits"], p["letters"], States("")
     for i in range(p["n"]): states.append(states[-1] + f"{d[i % len(d)]}{c[i % len(c)]}")
     return states
 
@@ -444,10 +481,12 @@ def _common_prefix(a, b):
     return a[:k]
 
 def _compare_run(p):
-    states, prefixes = [[""]], []
+    states, prefixes = States([""]), []
     for cand in p["candidates"]:
         prefixes.append(_common_prefix(p["target"], cand))
-        if cand == p["target"]: return states + [prefixes]
+        if cand == p["target"]:
+            states.append(prefixes)
+            return states
         states.append(prefixes[-1])
     raise ProcBenchError(f"Compare: no candidate equals the target {p['target']!r}")
 
@@ -479,7 +518,7 @@ the final state.""", _compare_sample,
 
 # %% ../../nbs/20_procbench_tasks.ipynb #4057bf1f
 def _count2_run(p):
-    state, states = [0] * 26, []
+    state, states = [0] * 26, States()
     states.append(list(state))
     for w in p["words"]:
         state = list(state)
@@ -503,8 +542,10 @@ The state after each word is the list of the 26 counts in alphabetical order, ze
 
 # %% ../../nbs/20_procbench_tasks.ipynb #5af84f5e
 def _decode_run(p):
-    states = [""]
-    for a, b in p["pieces"]: states.append(states[-1] + a * b)
+    states = States("")
+    for a, b in p["pieces"]:
+        if b > MAX_SOLVER_CHARS: raise ProcBenchError(f"Decode: the piece {a}x{b} is longer than the solver's {MAX_SOLVER_CHARS:,} characters")
+        states.append(states[-1] + a * b)
     return states
 
 def _decode_sample(rng, n):
@@ -525,7 +566,7 @@ intermediate states must not contain the final state.""", _decode_sample,
 
 # %% ../../nbs/20_procbench_tasks.ipynb #af748ce2
 def _pushpop_run(p):
-    s, states = p["initial"], [p["initial"]]
+    s, states = p["initial"], States(p["initial"])
     for a in p["actions"]:
         if a == "pop_left": s = s[1:]
         elif a == "pop_right": s = s[:-1]
@@ -557,7 +598,7 @@ Removing from an empty string leaves it empty. {ANSWER_SHAPE}""", _pushpop_sampl
 
 # %% ../../nbs/20_procbench_tasks.ipynb #2cde4989
 def _rotate_run(p):
-    s, states = p["string"], [p["string"]]
+    s, states = p["string"], States(p["string"])
     for a, b in p["indices"]:
         s = s[:a] + s[b - 1:b] + s[a:b - 1] + s[b:]
         states.append(s)
@@ -583,7 +624,7 @@ this part one place to the right, and put the part's last character at its begin
 
 # %% ../../nbs/20_procbench_tasks.ipynb #f92e95b7
 def _fillword_run(p):
-    s, states = p["sentence"], [p["sentence"]]
+    s, states = p["sentence"], States(p["sentence"])
     for k, w in p["pairs"]:
         s = s.replace(f"[{k}]", w, 1)
         states.append(s)
@@ -611,7 +652,7 @@ The sentence has no punctuation: apart from the blanks, keep only its words sepa
 
 # %% ../../nbs/20_procbench_tasks.ipynb #8731f747
 def _deletechar_run(p):
-    s, states = p["string"], [p["string"]]
+    s, states = p["string"], States(p["string"])
     for c in p["steps"]:
         k = s.find(c)
         if k >= 0: s = s[:k] + s[k + 1:]
@@ -635,7 +676,7 @@ the list in order, and at each step remove the first occurrence (from the left) 
 
 # %% ../../nbs/20_procbench_tasks.ipynb #92fe9dd4
 def _deleteword_run(p):
-    words, states = p["sentence"].split(), [p["sentence"]]
+    words, states = p["sentence"].split(), States(p["sentence"])
     for w in p["words"]:
         if w in words: words.remove(w)
         states.append(" ".join(words))
@@ -658,7 +699,7 @@ upper and lower case included.
 
 # %% ../../nbs/20_procbench_tasks.ipynb #78940073
 def _cumulate_run(p):
-    x, states = p["start"], [p["start"]]
+    x, states = p["start"], States(p["start"])
     for op, k in p["operations"]:
         x = x + k if op == "Add" else x * k
         states.append(x)
@@ -683,7 +724,7 @@ and "Multiply k" multiplies the current number by k.
 
 # %% ../../nbs/20_procbench_tasks.ipynb #8874b0a0
 def _movecyclic_run(p):
-    width, pos, states = len(p["array"]), p["array"].index("x"), [p["array"]]
+    width, pos, states = len(p["array"]), p["array"].index("x"), States(p["array"])
     for direction, d in p["operations"]:
         pos = (pos + d if direction == "right" else pos - d) % width
         states.append("-" * pos + "x" + "-" * (width - pos - 1))
@@ -710,7 +751,7 @@ one, and the other way round.
 # %% ../../nbs/20_procbench_tasks.ipynb #f74021d1
 def _findcyclic_run(p):
     s, k = p["string"], p["count"]
-    i, states = s.index(p["letter"]), [[p["letter"], str(k)]]
+    i, states = s.index(p["letter"]), States([p["letter"], str(k)])
     for left in range(k - 1, -1, -1):
         i = (i + 1) % len(s)
         states.append([s[i], str(left)] if left else s[i])

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/34_sx_benchmark.ipynb #9721f2a5
 from __future__ import annotations
-import json, re
+import io, json, re
 from pathlib import Path
 import pandas as pd
 from .stepcount import SEMANTICS_VERSION
@@ -12,15 +12,15 @@ from .dataset import SXDataConfig, SUBSET_TITLES, write_dataset
 from dataclasses import dataclass
 from fastcore.basics import patch
 from ..harness.benchmark import Benchmark, DataError, FirstError, ItemLayout, Reading, answer_part, stream_seed
-from ..harness.config import ConfigError, YamlConfig, check_value, read_lines, safe_name
+from ..harness.config import ConfigError, YamlConfig, check_value, open_regular, read_json_file, read_lines, safe_name, shown
 from ..harness.models import SimulatedModel
 from ..harness.prompt import Prompt
 
 # %% auto #0
 __all__ = ['COUNTING_RULES', 'TABLE3_COLUMNS', 'PAPER_TABLE_3', 'PAPER_TABLE_4', 'PAPER_TABLE_1', 'THINK_OFF_PREFIX',
-           'predict_prompt', 'reasoning_prompt', 'parse_judgements', 'parse_step_answers', 'score_response',
-           'summarize_scores', 'composition_accuracy', 'accuracy_by_steps', 'SXDataError', 'SXEvalConfig',
-           'SXBenchmark', 'SXSimulatedModel', 'load_sx_simulated']
+           'MAX_SPLIT_CHARS', 'predict_prompt', 'reasoning_prompt', 'parse_judgements', 'parse_step_answers',
+           'score_response', 'summarize_scores', 'composition_accuracy', 'accuracy_by_steps', 'SXDataError',
+           'SXEvalConfig', 'read_sx_card', 'SXBenchmark', 'SXSimulatedModel', 'load_sx_simulated']
 
 # %% ../../nbs/34_sx_benchmark.ipynb #504964ab
 COUNTING_RULES = """`run_steps` starts at 0 just before the call to `main`. It goes up by 1 each time:
@@ -167,6 +167,35 @@ class SXEvalConfig(YamlConfig):
         check_value('SXEvalConfig', 'max_new_tokens', self.max_new_tokens, int, minimum=1)
         check_value('SXEvalConfig', 'think_off', self.think_off, bool)
 
+# %% ../../nbs/34_sx_benchmark.ipynb #65825623
+MAX_SPLIT_CHARS = 64 * 2**20  # one split file (the paper's 750 Easy-Reasoning samples: about 4 MB)
+
+def read_sx_card(data_dir) -> dict:
+    "The card `sx_dataset.json` of an SX data folder, read within the kit's bounds; `SXDataError` unless it maps each split to a file."
+    card = Path(data_dir) / 'sx_dataset.json'
+    if not card.exists(): raise SXDataError(f"{data_dir} holds no SX data set (no sx_dataset.json); create one with `l0kit generate --benchmark sx --out {data_dir}`")
+    meta = read_json_file(card)
+    splits = meta.get('splits') if isinstance(meta, dict) else None
+    if not isinstance(splits, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in splits.items()):
+        raise SXDataError(f"{card} is not an SX card: its `splits` must map each split's name to its file")
+    return meta
+
+def _split_items(path, limit: int | None) -> list:
+    "The items of one split file (the first `limit`), read within the kit's bounds."
+    items, where = [], str(path)
+    with open_regular(path, where) as raw, io.TextIOWrapper(raw, encoding='utf-8') as f:
+        try:
+            for n, line in read_lines(f, where, max_total=MAX_SPLIT_CHARS):
+                if limit is not None and len(items) >= limit: break
+                if not line.strip(): continue
+                try: item = json.loads(line)
+                except ValueError: raise SXDataError(f"{where}:{n} is not a line of JSON") from None
+                except RecursionError: raise SXDataError(f"{where}:{n}: its JSON is nested too deeply") from None
+                if not isinstance(item, dict): raise SXDataError(f"{where}:{n} is not a JSON object")
+                items.append(item)
+        except UnicodeDecodeError: raise SXDataError(f"{where} is not UTF-8 text") from None
+    return items
+
 # %% ../../nbs/34_sx_benchmark.ipynb #542ebd0c
 class SXBenchmark(Benchmark):
     "SX-style step counting: Predict (Yes/No per pair) and Easy/Hard step reasoning."
@@ -180,20 +209,13 @@ class SXBenchmark(Benchmark):
     def load(self, data_dir, split: str, limit: int | None = None) -> list:
         "The items of one split (`predict`, `easy` or `hard`) of a generated SX data set."
         d = Path(data_dir)
-        card = d / 'sx_dataset.json'
-        if not card.is_file(): raise SXDataError(f"{d} holds no SX data set (no sx_dataset.json); create one with `l0kit generate --benchmark sx --out {d}`")
-        meta = json.loads(card.read_text())
+        meta = read_sx_card(d)
         if meta.get('semantics') != SEMANTICS_VERSION:
-            raise SXDataError(f"{d} was counted with {meta.get('semantics')}, this kit counts with {SEMANTICS_VERSION}; regenerate it")
-        if split not in meta['splits']: raise SXDataError(f"no split {split!r} in {d}; available: {', '.join(meta['splits'])}")
+            raise SXDataError(f"{d} was counted with {shown(meta.get('semantics'))}, this kit counts with {SEMANTICS_VERSION}; regenerate it")
+        if split not in meta['splits']: raise SXDataError(f"no split {shown(split)} in {d}; available: {shown(', '.join(meta['splits']))[1:-1]}")
         try: name = safe_name(split, 'split') and safe_name(meta['splits'][split], f"the file of split {split!r}")
-        except ConfigError as e: raise SXDataError(f"{card}: {e}") from None  # the card is data from outside: a plain name in the folder
-        items = []
-        with open(d / name) as f:
-            for _, line in read_lines(f, str(d / name)):
-                if limit is not None and len(items) >= limit: break
-                items.append(json.loads(line))
-        return items
+        except ConfigError as e: raise SXDataError(f"{d / 'sx_dataset.json'}: {e}") from None  # the card is data from outside: a plain name in the folder
+        return _split_items(d / name, limit)
 
     def build_prompt(self, item: dict, voter: int = 0, seed: int = 0) -> Prompt:
         "The chat prompt for `item` (the same for every voter: the paper decodes greedily)."
@@ -241,9 +263,7 @@ def layout(self: SXBenchmark, item: dict) -> ItemLayout:
 @patch
 def splits(self: SXBenchmark, data_dir) -> list:
     "The subsets of an SX data folder (its `sx_dataset.json`)."
-    card = Path(data_dir) / 'sx_dataset.json'
-    try: return list(json.loads(card.read_text())['splits'])
-    except (OSError, ValueError, KeyError, TypeError): raise SXDataError(f"{data_dir} holds no SX data set (no readable sx_dataset.json)") from None
+    return list(read_sx_card(data_dir)['splits'])
 
 @patch
 def tables(self: SXBenchmark, scores: pd.DataFrame, items: dict | None = None) -> dict:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import pandas as pd
 from ..harness.sandbox import Sandbox
-from .stepcount import SEMANTICS_VERSION, count_steps, StepCountError
+from .stepcount import SEMANTICS_VERSION, count_steps, parse_program, StepCountError
 from ..harness.config import DataError
 
 # %% auto #0
@@ -18,9 +18,9 @@ class L0StepsError(DataError):
     "An L0 item that cannot be counted (no function, inputs that do not match its signature)."
 
 def l0_signature(program: str) -> tuple[str, tuple[str, ...]]:
-    "The name and parameter names of the L0 program's function."
-    try: fn = next(n for n in ast.parse(program).body if isinstance(n, ast.FunctionDef))
-    except (SyntaxError, StopIteration): raise L0StepsError("the item's program is not a Python function definition") from None
+    "The name and parameter names of the L0 program's function (read by the counter's own parser: bounded, names checked)."
+    try: fn = next(n for n in parse_program(program).body if isinstance(n, ast.FunctionDef))
+    except StopIteration: raise L0StepsError("the item's program is not a Python function definition") from None
     return fn.name, tuple(a.arg for a in fn.args.args)
 
 def l0_computation_steps(item: dict,  # an L0 item: program, test_input, and steps or target
@@ -29,6 +29,7 @@ def l0_computation_steps(item: dict,  # an L0 item: program, test_input, and ste
     "Computation steps (`sx-py-v1`) of one L0 item's test run, next to its trace steps."
     name, params = l0_signature(item['program'])
     inputs = item['test_input']
+    if not isinstance(inputs, dict): raise L0StepsError(f"item {item.get('id')}: test_input must map parameter names to values")
     if set(inputs) != set(params):
         raise L0StepsError(f"item {item.get('id')}: test_input keys {sorted(inputs)} do not match the parameters {list(params)}")
     trace_steps = item['steps'] if item.get('steps') is not None else len(item['target'])

@@ -4,16 +4,17 @@
 
 # %% ../../nbs/30_sx_stepcount.ipynb #b47e0783
 from __future__ import annotations
-import ast
+import ast, builtins
 from functools import lru_cache
 from fastcore.basics import patch
 from ..harness.sandbox import Sandbox, SandboxResult
 from ..harness.config import DataError
 
 # %% auto #0
-__all__ = ['SEMANTICS_VERSION', 'COUNTER', 'STEP_HARNESS', 'StepCountError', 'UnsupportedProgram', 'NotStatementExact',
-           'ProgramRaised', 'StepLimitExceeded', 'SandboxFailure', 'parse_program', 'static_steps', 'instrument',
-           'instrument_functions', 'steps_from_result', 'count_steps']
+__all__ = ['SEMANTICS_VERSION', 'COUNTER', 'MAX_PROGRAM_CHARS', 'IMPORTABLE', 'REFLECTIVE', 'STEP_HARNESS', 'StepCountError',
+           'UnsupportedProgram', 'NotStatementExact', 'ProgramRaised', 'StepLimitExceeded', 'SandboxFailure',
+           'name_problem', 'parse_program', 'static_steps', 'instrument', 'instrument_functions', 'steps_from_result',
+           'count_steps']
 
 # %% ../../nbs/30_sx_stepcount.ipynb #b715a61f
 SEMANTICS_VERSION = "sx-py-v1"  # stored with every count the kit produces
@@ -38,12 +39,48 @@ class StepLimitExceeded(StepCountError):
 class SandboxFailure(StepCountError):
     "The sandbox stopped the run (time limit, memory, a crashed worker)."
 
+# %% ../../nbs/30_sx_stepcount.ipynb #2159c9c0
+MAX_PROGRAM_CHARS = 100_000  # longest program the counter reads (an SX program: about 2,000 characters)
+IMPORTABLE = frozenset({'__future__', 'math', 'itertools', 'functools', 'operator', 'collections', 'string', 're', 'heapq', 'bisect'})
+REFLECTIVE = frozenset({'globals', 'locals', 'vars', 'eval', 'exec', 'compile', 'getattr', 'setattr', 'delattr',
+                        'breakpoint', 'open', 'input', 'help'})  # built-ins that reach variables (the counter's too) by name
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+def _bound_names(node) -> list[str]:
+    "The names `node` binds: an assignment's or a loop's target, a parameter, a function, an import."
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load): return [node.id]
+    if isinstance(node, ast.arg): return [node.arg]
+    if isinstance(node, ast.FunctionDef): return [node.name]
+    if isinstance(node, (ast.Global, ast.Nonlocal)): return list(node.names)
+    if isinstance(node, ast.alias): return [(node.asname or node.name).split('.')[0]]
+    return []
+
+def _dunder(name) -> bool: return isinstance(name, str) and len(name) > 4 and name.startswith('__') and name.endswith('__')
+
+def name_problem(node: ast.AST) -> str | None:
+    "Why `node` is outside the names the counter allows (a rebound built-in, a dunder, reflection, another import), or None."
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or '.']
+        if bad := [m for m in modules if m.split('.')[0] not in IMPORTABLE]:
+            return f"imports {bad[0]!r}; the counted subset imports only {', '.join(sorted(IMPORTABLE - {'__future__'}))}"
+        if any(a.name == '*' for a in node.names): return "imports `*`; import the names it uses"
+    for name in _bound_names(node):
+        if _dunder(name): return f"binds `{name}`, a dunder name; the counted subset does not reach Python's internals"
+        if name in _BUILTIN_NAMES: return f"rebinds the built-in `{name}`, which the counter's own code calls; rename it"
+    used = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    if _dunder(used): return f"uses `{used}`, a dunder name; the counted subset does not reach Python's internals"
+    if isinstance(node, ast.Name) and node.id in REFLECTIVE: return f"uses `{node.id}`, which reads or writes variables by name, the counter's too"
+    return None
+
 # %% ../../nbs/30_sx_stepcount.ipynb #3b1ad603
 _REFUSED = (ast.ClassDef, ast.AsyncFunctionDef, ast.AsyncFor, ast.AsyncWith, ast.Try, ast.With, ast.Raise, ast.Assert,
             ast.Match, ast.Yield, ast.YieldFrom, ast.Await) + ((ast.TryStar,) if hasattr(ast, 'TryStar') else ())
 
 def parse_program(source: str) -> ast.Module:
-    "Parse `source` and check it stays inside the counted subset of Python."
+    "Parse `source` and check it stays inside the counted subset of Python and the names the counter allows."
+    if not isinstance(source, str): raise UnsupportedProgram(f"a program is Python source text, got {type(source).__name__}")
+    if len(source) > MAX_PROGRAM_CHARS:
+        raise UnsupportedProgram(f"the program holds {len(source):,} characters; the counter reads at most {MAX_PROGRAM_CHARS:,}")
     try: tree = ast.parse(source)
     except SyntaxError as e: raise UnsupportedProgram(f"not valid Python: {e.msg} (line {e.lineno})") from None
     except (RecursionError, MemoryError, ValueError) as e:
@@ -59,6 +96,7 @@ def parse_program(source: str) -> ast.Module:
         if name and (name == COUNTER or name.startswith('_sx_')):
             raise UnsupportedProgram(f"line {node.lineno}: the program uses the name {name!r}, reserved for the step "
                                      f"counter; rename it")
+        if why := name_problem(node): raise UnsupportedProgram(f"line {getattr(node, 'lineno', '?')}: the program {why}")
     return tree
 
 # %% ../../nbs/30_sx_stepcount.ipynb #65b8cbd7
