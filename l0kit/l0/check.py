@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast, re
 from dataclasses import dataclass
 from functools import lru_cache
-from .grammar import Grammar, BUILTIN_SYMBOLS
+from .grammar import Grammar, BUILTIN_SYMBOLS, reserved_name
 from .generator import GenConfig, VAR_TYPES, INPUT_POOLS
 
 # %% auto #0
@@ -127,10 +127,10 @@ class _Walk:
     def name(self, node) -> str | None:
         "The type of a variable of the grammar's pools."
         n = node.id
+        if why := reserved_name(n): _reject(node, f"the name {n!r} is {why}, never a variable of a program")
         if n in self.names: return self.names[n]
         if self.v.counters and re.fullmatch(r"cnter_\d{1,3}", n): return 'int'
-        why = ' (a dunder name)' if n.startswith('__') else ''
-        _reject(node, f"the name {n!r}{why} is not in the grammar's name pools")
+        _reject(node, f"the name {n!r} is not in the grammar's name pools")
 
 # %% ../../nbs/10a_l0_check.ipynb #c58bfa21
 _UNBOUNDED = {'*', '**', '<<'}
@@ -225,6 +225,7 @@ def _function(walk: _Walk, mod: ast.Module) -> ast.FunctionDef:
     if fn.decorator_list or fn.returns or a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults or any(p.annotation for p in a.args):
         _reject(fn, "the `def` line takes plain parameters only (no decorators, defaults, annotations, * or **)")
     for p in a.args:
+        if why := reserved_name(p.arg): _reject(fn, f"the parameter {p.arg!r} is {why}, never a variable of a program")
         if p.arg not in walk.names: _reject(fn, f"the parameter {p.arg!r} is not in the grammar's name pools")
     return fn
 
