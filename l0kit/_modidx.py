@@ -1227,6 +1227,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                   'l0kit.l0.release._check': ('l0_release.html#_check', 'l0kit/l0/release.py'),
                                   'l0kit.l0.release._first_difference': ('l0_release.html#_first_difference', 'l0kit/l0/release.py'),
                                   'l0kit.l0.release._read_jsonl': ('l0_release.html#_read_jsonl', 'l0kit/l0/release.py'),
+                                  'l0kit.l0.release._record_problem': ('l0_release.html#_record_problem', 'l0kit/l0/release.py'),
                                   'l0kit.l0.release.import_release': ('l0_release.html#import_release', 'l0kit/l0/release.py'),
                                   'l0kit.l0.release.load_id_list': ('l0_release.html#load_id_list', 'l0kit/l0/release.py'),
                                   'l0kit.l0.release.write_release_format': ('l0_release.html#write_release_format', 'l0kit/l0/release.py')},
