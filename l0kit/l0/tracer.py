@@ -38,7 +38,7 @@ class TraceTooLong(StepLimitExceeded):
 SAFETY_MAX_STEPS = 1_000_000
 # A trace's text is bounded too: 500 steps of the paper's programs print well under 100,000 characters.
 MAX_TRACE_CHARS = 2_000_000
-CHECK_EVERY = 256   # a running trace is measured at the first loop head past every 256 more steps
+CHECK_EVERY = 64   # a running trace is measured at a loop head at least every 64 steps (sooner when its lines are long)
 
 # %% ../../nbs/12_l0_tracer.ipynb #29707526
 def normalize_program(program: str) -> str:
@@ -273,14 +273,19 @@ def trace_program(program: str,  # the function's source (tabs or spaces; the `d
     if missing or extra:
         raise UnsupportedProgram(f"inputs do not match the signature {names}: missing {sorted(missing)}, unexpected {sorted(extra)}")
     limit = SAFETY_MAX_STEPS if max_steps is None else max_steps
+    size = sum(len(repr(v)) for v in inputs.values())   # a line prints one value: this long at first
+    if size > max_chars // CHECK_EVERY:
+        raise TraceTooLong(f"the inputs print as {size:,} characters; a trace prints them at its steps, and holds at most {max_chars:,}")
     trace: list[str] = []
-    measured, checkpoint = [0, 0], [min(limit, CHECK_EVERY)]   # (lines measured, their characters); the next check's length
+    measured, checkpoint = [0, 0, size], [0]   # lines measured, their characters, the longest line; the next check's length
     def check():
-        "Raise past the step or the character limit; else set the next checkpoint."
+        "Raise past the step or the character limit; else set the next checkpoint, nearer when lines are long."
         if len(trace) > limit: raise StepLimitExceeded(f"the trace exceeded {limit} steps (does the program terminate?)", trace)
-        measured[1] += sum(map(len, trace[measured[0]:])); measured[0] = len(trace)
+        new = trace[measured[0]:]
+        measured[0], measured[1], measured[2] = len(trace), measured[1] + sum(map(len, new)), max(measured[2], max(map(len, new), default=0))
         if measured[1] > max_chars: raise TraceTooLong(f"the trace exceeded {max_chars:,} characters in {len(trace)} steps", trace)
-        checkpoint[0] = min(limit, len(trace) + CHECK_EVERY)
+        room = (max_chars - measured[1]) // (2 * measured[2] + 1)   # lines twice the longest yet still fit
+        checkpoint[0] = min(limit, len(trace) + max(1, min(CHECK_EVERY, room)))
     def head(line=None):
         "Tree path: record a loop head, check at a checkpoint; text path: called only at a checkpoint."
         if line is not None: trace.append(line)
