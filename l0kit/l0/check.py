@@ -308,6 +308,7 @@ def check_item_inputs(item: dict,  # a data item whose program passed `check_pro
                      ) -> None:
     "The item's test input and demonstrations (at most `num_demonstrations` of them), each checked by `check_inputs`."
     config = config or GenConfig()
+    if not isinstance(item, dict): raise InputRejected(f"an item is a mapping with a program, a test input and demonstrations, got {type(item).__name__}")
     try: check_inputs(item['program'], item.get('test_input'), config)
     except InputRejected as e: raise InputRejected(f"the test input: {e.reason}") from None
     demos = item.get('demonstrations')
