@@ -273,7 +273,8 @@ def trace_program(program: str,  # the function's source (tabs or spaces; the `d
     if missing or extra:
         raise UnsupportedProgram(f"inputs do not match the signature {names}: missing {sorted(missing)}, unexpected {sorted(extra)}")
     limit = SAFETY_MAX_STEPS if max_steps is None else max_steps
-    size = sum(len(repr(v)) for v in inputs.values())   # a line prints one value: this long at first
+    try: size = sum(len(repr(v)) for v in inputs.values())   # a line prints one value: this long at first
+    except ValueError: size = max_chars   # an int past Python's 4,300 digits for printing
     if size > max_chars // CHECK_EVERY:
         raise TraceTooLong(f"the inputs print as {size:,} characters; a trace prints them at its steps, and holds at most {max_chars:,}")
     trace: list[str] = []
