@@ -306,10 +306,11 @@ def check_inputs(program: str,  # a program that passed `check_program` with `co
 def check_item_inputs(item: dict,  # a data item whose program passed `check_program` with `config`
                       config: GenConfig | None = None,  # whose bounds; None: the kit's default configuration
                      ) -> None:
-    "The item's test input and demonstrations (at most `num_demonstrations` of them), each checked by `check_inputs`."
+    "The item's test input (when it has one: a set read only for its targets may not) and demonstrations, each checked by `check_inputs`."
     config = config or GenConfig()
     if not isinstance(item, dict): raise InputRejected(f"an item is a mapping with a program, a test input and demonstrations, got {type(item).__name__}")
-    try: check_inputs(item['program'], item.get('test_input'), config)
+    try:
+        if 'test_input' in item: check_inputs(item['program'], item['test_input'], config)
     except InputRejected as e: raise InputRejected(f"the test input: {e.reason}") from None
     demos = item.get('demonstrations')
     if not isinstance(demos, list): raise InputRejected(f"demonstrations are a list of inputs, got {shown(demos)}")
