@@ -174,3 +174,16 @@ def test_the_check_is_cheap_next_to_a_trace():
     t = time.process_time()
     for p in progs: check_program(p, cfg)
     assert (time.process_time() - t) / len(progs) < 0.003
+
+
+def test_every_grammar_the_kit_generates_with_is_one_a_card_may_name():
+    "KIT_GRAMMARS holds the override of every preset, shipped configuration and table 5 ablation: the kit's own sets load (issue 31)."
+    from l0kit.l0.check import KIT_GRAMMARS
+    assert {name: cfg.grammar_override for name, cfg in CONFIGS.items() if cfg.grammar_override not in KIT_GRAMMARS} == {}
+
+
+def test_a_set_made_with_a_shipped_ablation_grammar_loads(tmp_path):
+    "configs/ablation_pop.yaml's override is on the card; the loader accepts it because it is the kit's own, matched exactly."
+    cfg = L0DataConfig.from_yaml(ROOT / 'configs' / 'ablation_pop.yaml').with_counts(2)
+    save_dataset(*build_dataset(cfg, seed=0), tmp_path / 'data')
+    assert [len(it['demo_traces']) for it in load_split(tmp_path / 'data', 'all')] == [64, 64]

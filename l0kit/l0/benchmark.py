@@ -76,7 +76,9 @@ class L0Benchmark(Benchmark):
         'errors': Option(None, 'classify every first error and write errors.jsonl files under this folder', str),
     }
 
-    def load(self, data_dir, split: str, limit: int | None = None) -> list:
+    def load(self, data_dir, split: str, limit: int | None = None,
+             grammar=None,  # a `GenConfig`: the settings a set was made with when its grammar is not one of the kit's (never the card's)
+            ) -> list:
         "The items of one split (or `all` splits) of a generated L0 data set, demonstration traces filled in."
         from l0kit.l0 import dataset
         data_dir = Path(data_dir)
@@ -85,8 +87,9 @@ class L0Benchmark(Benchmark):
         try: splits = dataset.available_splits(data_dir)
         except (OSError, ValueError) as e: raise DataError(f"{data_dir} is not an L0 data set directory ({e})") from None
         if split != 'all' and split not in splits: raise DataError(f"no split {split!r} in {data_dir}; available: {', '.join(splits) or 'none'} (or all)")
-        try: return [it for s in (splits if split == 'all' else [split]) for it in dataset.load_split(data_dir, s, with_traces=True, limit=limit)]
-        except ProgramRejected as e: raise DataError(str(e)) from None  # a program outside the grammar: nothing was run
+        self.grammar = grammar = grammar or getattr(self, 'grammar', None)   # kept for task variation 1's second load
+        try: return [it for s in (splits if split == 'all' else [split]) for it in dataset.load_split(data_dir, s, True, limit, grammar)]
+        except (ProgramRejected, dataset.DatasetError) as e: raise DataError(str(e)) from None  # a program or an input refused: nothing was run
 
     def prepare(self, items: list):
         "Remember the programs task variation 1 draws demonstrations from: the loaded split's, else the run's items."

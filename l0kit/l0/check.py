@@ -7,12 +7,14 @@ from __future__ import annotations
 import ast, re
 from dataclasses import dataclass
 from functools import lru_cache
-from .grammar import Grammar, BUILTIN_SYMBOLS
+from .grammar import Grammar, BUILTIN_SYMBOLS, reserved_name
 from .generator import GenConfig, VAR_TYPES, INPUT_POOLS
+from ..harness.config import shown
 
 # %% auto #0
-__all__ = ['OPERATORS', 'SYMBOLS', 'MAX_PROGRAM_CHARS', 'RELEASE_GRAMMAR', 'ProgramRejected', 'Vocabulary', 'grammar_vocabulary',
-           'vocabulary', 'check_program', 'release_config', 'check_items']
+__all__ = ['OPERATORS', 'SYMBOLS', 'MAX_PROGRAM_CHARS', 'RELEASE_GRAMMAR', 'KIT_GRAMMARS', 'ProgramRejected', 'Vocabulary',
+           'grammar_vocabulary', 'vocabulary', 'check_program', 'release_config', 'kit_grammar', 'InputRejected',
+           'check_inputs', 'check_item_inputs', 'check_items']
 
 # %% ../../nbs/10a_l0_check.ipynb #fa504347
 class ProgramRejected(ValueError):
@@ -127,10 +129,10 @@ class _Walk:
     def name(self, node) -> str | None:
         "The type of a variable of the grammar's pools."
         n = node.id
+        if why := reserved_name(n): _reject(node, f"the name {n!r} is {why}, never a variable of a program")
         if n in self.names: return self.names[n]
         if self.v.counters and re.fullmatch(r"cnter_\d{1,3}", n): return 'int'
-        why = ' (a dunder name)' if n.startswith('__') else ''
-        _reject(node, f"the name {n!r}{why} is not in the grammar's name pools")
+        _reject(node, f"the name {n!r} is not in the grammar's name pools")
 
 # %% ../../nbs/10a_l0_check.ipynb #c58bfa21
 _UNBOUNDED = {'*', '**', '<<'}
@@ -225,6 +227,7 @@ def _function(walk: _Walk, mod: ast.Module) -> ast.FunctionDef:
     if fn.decorator_list or fn.returns or a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults or any(p.annotation for p in a.args):
         _reject(fn, "the `def` line takes plain parameters only (no decorators, defaults, annotations, * or **)")
     for p in a.args:
+        if why := reserved_name(p.arg): _reject(fn, f"the parameter {p.arg!r} is {why}, never a variable of a program")
         if p.arg not in walk.names: _reject(fn, f"the parameter {p.arg!r} is not in the grammar's name pools")
     return fn
 
@@ -249,15 +252,86 @@ def release_config(**settings) -> GenConfig:
     "A `GenConfig` with the release's grammar (and `settings`, e.g. `max_trace_steps`)."
     return GenConfig(**{**RELEASE_GRAMMAR, **settings})
 
+# %% ../../nbs/10a_l0_check.ipynb #9d2b37bf
+_ARITH, _COMP = '<stmt> ::= <num_assignment> @@ <expr> ::= <arithm_expr>', '<stmt> ::= <bool_assignment>'
+_INDEX = '<stmt> ::= <num_assignment> @@ <expr> ::= <list_var> "[" <list_index> "]"'
+KIT_GRAMMARS = frozenset({
+    '',                                   # the paper's base grammar: every preset
+    RELEASE_GRAMMAR['grammar_override'],  # the authors' release
+    _ARITH, _ARITH + ' @@ <arithm_expr> ::= <var> " + " <var> | <var> " - " <var>',      # table 5: + and -
+    _COMP, _COMP + ' @@ <bool_expr> ::= <var> " == " <var> | <var> " != " <var>',        # table 5: == and !=
+    '<stmt> ::= <assignment> | <if_block>',                                            # table 5: if block
+    '<program> ::= <while_block> <stmt_lst> @@ <stmt> ::= <assignment>',               # table 5: while block
+    _INDEX, _INDEX + ' @@ <list_index> ::= <var>',                                     # table 5: x = lst[*]
+    '<stmt> ::= <list_op> @@ <list_op> ::= <list_var> ".append(" <operand> ")"',       # table 5: .append(*)
+    '<stmt> ::= <list_op> @@ <list_op> ::= <list_var> ".pop()"',                       # table 5: .pop(); configs/ablation_pop.yaml
+})
+
+def kit_grammar(override: str) -> bool:
+    "True if `override` is one of the grammar overrides the kit itself generates with."
+    return isinstance(override, str) and override in KIT_GRAMMARS
+
+# %% ../../nbs/10a_l0_check.ipynb #8604f771
+class InputRejected(ProgramRejected):
+    "An input (test input or demonstration) the data set's generator settings could not have drawn; it is never traced."
+
+@lru_cache(maxsize=4096)
+def _parameters(program: str) -> tuple:
+    "The parameter names of a program that passed `check_program`."
+    return tuple(a.arg for a in ast.parse(program).body[0].args.args)
+
+def _value_problem(name: str, v, want: str | None, config: GenConfig) -> str | None:
+    "Why `v` cannot be the value of parameter `name` of type `want` under `config`."
+    top = config.max_num - 1
+    kind = 'bool' if type(v) is bool else 'int' if type(v) is int else 'list' if type(v) is list else None
+    if kind is None or (want and kind != want): return f"{name} is {shown(v)} where the program takes {_A.get(want, 'an int, a bool or a list')}"
+    if kind == 'int' and not 0 <= v <= top: return f"{name} = {shown(v)} is outside the data set's numbers (0 to {top})"
+    if kind == 'list' and not config.min_list_len <= len(v) <= config.max_list_len:
+        return f"{name} holds {len(v):,} numbers; the data set's lists hold {config.min_list_len} to {config.max_list_len}"
+    if kind == 'list' and not all(type(e) is int and 0 <= e <= top for e in v): return f"{name} holds a value that is not a number from 0 to {top}"
+    return None
+
+def check_inputs(program: str,  # a program that passed `check_program` with `config`
+                 inputs,  # parameter name -> value, as a data set stores it
+                 config: GenConfig | None = None,  # whose bounds; None: the kit's default configuration
+                ) -> None:
+    "Raise `InputRejected` unless `inputs` are values `config`'s generator could have drawn for `program`."
+    config = config or GenConfig()
+    if not isinstance(inputs, dict): raise InputRejected(f"inputs are a mapping of parameter to value, got {type(inputs).__name__}")
+    params, types = _parameters(program), dict(vocabulary(config).names)
+    if set(inputs) != set(params): raise InputRejected(f"the inputs {shown(sorted(map(str, inputs)))} are not the parameters {list(params)}")
+    for name in params:
+        if why := _value_problem(name, inputs[name], types.get(name), config): raise InputRejected(why)
+
+def check_item_inputs(item: dict,  # a data item whose program passed `check_program` with `config`
+                      config: GenConfig | None = None,  # whose bounds; None: the kit's default configuration
+                     ) -> None:
+    "The item's test input (when it has one: a set read only for its targets may not) and demonstrations, each checked by `check_inputs`."
+    config = config or GenConfig()
+    if not isinstance(item, dict): raise InputRejected(f"an item is a mapping with a program, a test input and demonstrations, got {type(item).__name__}")
+    try:
+        if 'test_input' in item: check_inputs(item['program'], item['test_input'], config)
+    except InputRejected as e: raise InputRejected(f"the test input: {e.reason}") from None
+    demos = item.get('demonstrations')
+    if not isinstance(demos, list): raise InputRejected(f"demonstrations are a list of inputs, got {shown(demos)}")
+    if len(demos) > config.num_demonstrations:
+        raise InputRejected(f"{len(demos):,} demonstrations where the data set's settings make {config.num_demonstrations}")
+    for j, d in enumerate(demos):
+        try: check_inputs(item['program'], d, config)
+        except InputRejected as e: raise InputRejected(f"demonstration {j}: {e.reason}") from None
+
 # %% ../../nbs/10a_l0_check.ipynb #87babe5f
 def check_items(items,  # dicts with 'id' and 'program' (an L0 split, release records)
                 config: GenConfig | None = None,  # whose grammar; None: the kit's default configuration
                 source: str = 'the data set',  # what to call the set in the message, e.g. its path
+                inputs: bool = False,  # also check each item's test input and demonstrations (`check_item_inputs`)
                ) -> int:
-    "Check every item's program; raise `ProgramRejected` naming the first item outside the grammar. Returns the count."
+    "Check every item's program (and inputs); raise `ProgramRejected` naming the first item refused. Returns the count."
     n = 0
     for n, it in enumerate(items, 1):
-        try: check_program(it.get('program') if isinstance(it, dict) else it, config)
+        try:
+            check_program(it.get('program') if isinstance(it, dict) else it, config)
+            if inputs: check_item_inputs(it, config)
         except ProgramRejected as e:
             item = it.get('id', f"#{n}") if isinstance(it, dict) else f"#{n}"
             raise ProgramRejected(f"{e.reason}; {source} is refused as a whole (none of its programs was run)", e.line, str(item)) from None

@@ -49,8 +49,10 @@ def cmd_trace(args) -> int:
     "Print a numbered program and its trace."
     from l0kit.l0.tracer import trace_program, normalize_program, TraceError
     from l0kit.l0.prompts import number_program
-    from l0kit.l0.check import check_program, release_config, ProgramRejected
-    program = normalize_program(Path(args.program).read_text())
+    from l0kit.l0.check import check_program, release_config, ProgramRejected, MAX_PROGRAM_CHARS
+    from l0kit.harness.config import read_bounded
+    try: program = normalize_program(read_bounded(args.program, MAX_PROGRAM_CHARS).decode('utf-8'))   # a regular file, bounded
+    except UnicodeDecodeError: raise InputError(f"{args.program} is not UTF-8 text") from None
     try: check_program(program, release_config())  # a file is data: nothing outside baby Python is run
     except ProgramRejected as e: print(f"error: {args.program}: {e}", file=sys.stderr); return 2
     inputs = parse_inputs(args.inputs)

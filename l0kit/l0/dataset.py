@@ -4,21 +4,21 @@
 
 # %% ../../nbs/13_l0_dataset.ipynb #fa34cd6a
 from __future__ import annotations
-import dataclasses, gzip, json, math, multiprocessing as mp, random, statistics, time
+import dataclasses, gzip, io, json, math, multiprocessing as mp, random, statistics, time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from typing import Callable
 import l0kit
 from .generator import GenConfig, ProgramGenerator, sample_inputs, GenerationError
-from ..harness.config import ConfigError, YamlConfig, check_value, safe_name, check_fields, read_lines
+from ..harness.config import ConfigError, DataError, YamlConfig, check_value, safe_name, check_fields, read_lines, open_regular, read_json_file, shown
 from .tracer import trace_program, TraceError
-from .check import check_program, check_items, ProgramRejected, RELEASE_GRAMMAR
+from .check import check_program, check_items, ProgramRejected, RELEASE_GRAMMAR, kit_grammar
 
 # %% auto #0
-__all__ = ['L0DataConfig', 'BASE_SPLITS', 'PRESETS', 'LADDER_GEN', 'LADDER_SPLITS', 'SplitSpec', 'get_preset', 'make_candidate',
-           'make_demonstrations', 'step_bounds', 'build_dataset', 'step_stats', 'dataset_card', 'DatasetError',
-           'save_dataset', 'load_card', 'available_splits', 'load_split', 'load_dataset', 'to_dataframe',
-           'grammar_config', 'check_dataset']
+__all__ = ['L0DataConfig', 'BASE_SPLITS', 'PRESETS', 'LADDER_GEN', 'LADDER_SPLITS', 'MAX_SPLIT_TRACE_CHARS', 'SplitSpec',
+           'get_preset', 'make_candidate', 'make_demonstrations', 'step_bounds', 'build_dataset', 'step_stats',
+           'dataset_card', 'DatasetError', 'save_dataset', 'load_card', 'available_splits', 'load_split',
+           'load_dataset', 'to_dataframe', 'grammar_config', 'check_dataset']
 
 # %% ../../nbs/13_l0_dataset.ipynb #ab83e797
 @dataclass
@@ -269,8 +269,10 @@ def dataset_card(cfg: L0DataConfig, seed: int, items: dict, scan: dict, elapsed_
                 note='demonstration traces are not stored: the loader recomputes them with l0kit.l0.tracer')
 
 # %% ../../nbs/13_l0_dataset.ipynb #66b85e25
-class DatasetError(FileNotFoundError):
-    "A data set directory or split that is missing or malformed."
+class DatasetError(FileNotFoundError, DataError):
+    "A data set directory or split that is missing or malformed (a `DataError`: the command line prints it in one line)."
+
+MAX_SPLIT_TRACE_CHARS = 2**28   # characters of demonstration traces one `load_split` holds
 
 def save_dataset(items: dict, card: dict, out_dir) -> Path:
     "Write `card.json` and one `<split>.jsonl` per split."
@@ -289,7 +291,14 @@ def load_card(data_dir) -> dict:
     "The card of a data set directory."
     p = Path(data_dir) / 'card.json'
     if not p.exists(): raise DatasetError(f"{data_dir} is not an l0kit data set (no card.json); create one with `l0kit generate`")
-    return json.loads(p.read_text())
+    try: card = read_json_file(p)
+    except DataError as e: raise DatasetError(str(e)) from None
+    conf = card.get('config') if isinstance(card, dict) else None
+    if not isinstance(card, dict) or not isinstance(card.get('counts'), dict) or not all(isinstance(n, int) for n in card['counts'].values()):
+        raise DatasetError(f"{p} is not an l0kit data set card (it needs a mapping of split to count under 'counts'); generate the set again")
+    if not (isinstance(conf, dict) and isinstance(conf.get('gen'), dict)):
+        raise DatasetError(f"{p} has no generator settings (config.gen): the loader needs them to check the set's programs and inputs")
+    return card
 
 def _split_file(data_dir, split) -> Path | None:
     safe_name(split, 'split')  # a split name from a card or a command line stays in the data folder
@@ -304,31 +313,44 @@ def available_splits(data_dir) -> list[str]:
 def _records(p: Path):
     "The records of a split file, one JSON object a line."
     try:
-        with (gzip.open(p, 'rt') if p.suffix == '.gz' else p.open()) as f:
+        raw = open_regular(p)   # a FIFO or a device is refused, never waited on
+        with raw, (gzip.open(raw, 'rt', encoding='utf-8') if p.suffix == '.gz' else io.TextIOWrapper(raw, encoding='utf-8')) as f:
             for n, line in read_lines(f, str(p)):  # bounded: a small gzip can expand to one huge line
                 try: yield json.loads(line)
                 except json.JSONDecodeError as e: raise DatasetError(f"{p}:{n}: not valid JSON ({e})") from None
-    except (OSError, EOFError, UnicodeDecodeError) as e:
+    except (OSError, EOFError, UnicodeDecodeError, DataError) as e:
         if isinstance(e, DatasetError): raise
+        if isinstance(e, DataError): raise DatasetError(str(e)) from None
         raise DatasetError(f"{p}: cannot be read ({type(e).__name__}: {e}); the file may be truncated: generate or copy it again") from None
 
-def load_split(data_dir, split: str, with_traces: bool = True, limit: int | None = None) -> list[dict]:
-    "The items of one split, with `demo_traces` recomputed when `with_traces`; refused if any program of the set is not in its grammar."
+def _demo_traces(p: Path, rec: dict, max_steps: int) -> list[list[str]]:
+    "The traces of an item's demonstrations; a trace past its bounds names the item."
+    try: return [trace_program(rec['program'], d, max_steps) for d in rec['demonstrations']]
+    except TraceError as e: raise DatasetError(f"{p}: item {shown(rec.get('id'))}: a demonstration cannot be traced ({e})") from None
+
+def load_split(data_dir, split: str, with_traces: bool = True, limit: int | None = None,
+               grammar: GenConfig | None = None,  # the settings the set was made with, when they are not the kit's (see `grammar_config`)
+               max_chars: int = MAX_SPLIT_TRACE_CHARS,  # characters of demonstration traces to hold at most
+              ) -> list[dict]:
+    "The items of one split, with `demo_traces` recomputed when `with_traces`; refused if any program or input of the set is not in its grammar."
     card = load_card(data_dir)
     p = _split_file(data_dir, split)
     if p is None: raise DatasetError(f"no split {split!r} in {data_dir}; available: {available_splits(data_dir)}")
-    check_dataset(data_dir, split)
-    max_steps = card['config']['gen']['max_trace_steps']
-    out = []
+    check_dataset(data_dir, split, grammar)
+    max_steps, out, chars = grammar_config(card, grammar).max_trace_steps, [], 0
     for rec in _records(p):
         if limit is not None and len(out) >= limit: break
-        if with_traces: rec['demo_traces'] = [trace_program(rec['program'], d, max_steps) for d in rec['demonstrations']]
+        if with_traces:
+            rec['demo_traces'] = _demo_traces(p, rec, max_steps)
+            chars += sum(len(line) for t in rec['demo_traces'] for line in t)
+            if chars > max_chars: raise DatasetError(f"{p}: the demonstration traces of its first {len(out) + 1:,} items exceed "
+                                                     f"{max_chars:,} characters; load fewer items (limit) or split the set")
         out.append(rec)
     return out
 
-def load_dataset(data_dir, with_traces: bool = False) -> dict[str, list[dict]]:
+def load_dataset(data_dir, with_traces: bool = False, grammar: GenConfig | None = None) -> dict[str, list[dict]]:
     "All splits of a data set directory."
-    return {s: load_split(data_dir, s, with_traces) for s in available_splits(data_dir)}
+    return {s: load_split(data_dir, s, with_traces, grammar=grammar) for s in available_splits(data_dir)}
 
 # %% ../../nbs/13_l0_dataset.ipynb #e43e0ab5
 def to_dataframe(items):
@@ -339,26 +361,35 @@ def to_dataframe(items):
     return pd.DataFrame([{k: r.get(k) for k in cols} for r in recs], columns=cols)
 
 # %% ../../nbs/13_l0_dataset.ipynb #206c69bb
-def grammar_config(card: dict) -> GenConfig:
-    "The generator settings whose grammar a data set's programs must be in (for an imported release, the release's)."
+def grammar_config(card: dict,
+                   grammar: GenConfig | None = None,  # the user's own settings for a set made with a grammar of their own
+                  ) -> GenConfig:
+    "The generator settings a data set's programs and inputs are checked against: the card's, if its grammar is one of the kit's."
+    if grammar is not None: return grammar   # the user's, never the card's
     conf = card.get('config') if isinstance(card.get('config'), dict) else {}
     gen = conf.get('gen') if isinstance(conf.get('gen'), dict) else {}
+    if not gen: raise DatasetError("the data set's card has no generator settings (config.gen); they are needed to check its programs")
     known = {f.name for f in dataclasses.fields(GenConfig)}
     base = RELEASE_GRAMMAR if 'source' in conf else {}   # cards of imported releases name their source
-    try: return GenConfig(**{**base, **{k: v for k, v in gen.items() if k in known}})
+    settings = {**base, **{k: v for k, v in gen.items() if k in known}}
+    if not kit_grammar(settings.get('grammar_override', '')):
+        raise DatasetError(f"the data set's card asks for the grammar override {shown(settings.get('grammar_override'))}, which is not one of "
+                           "the kit's: a data set does not choose the rules its programs are checked by; if you made it with a grammar "
+                           "of your own, pass that configuration (load_split(..., grammar=GenConfig(...)))")
+    try: return GenConfig(**settings)
     except (ConfigError, TypeError, ValueError) as e: raise DatasetError(f"the card's generator settings are not valid ({e})") from None
 
 # %% ../../nbs/13_l0_dataset.ipynb #44b1e2af
 _CHECKED: dict = {}   # (directory, files and their sizes and times, card) -> programs checked
 
-def check_dataset(data_dir, split: str | None = None) -> int:
-    "Check the programs of every split of a data set against its card's grammar; raise `ProgramRejected` naming the item."
+def check_dataset(data_dir, split: str | None = None, grammar: GenConfig | None = None) -> int:
+    "Check the programs and inputs of every split of a data set (see `grammar_config`); raise `ProgramRejected` naming the item."
     card = load_card(data_dir)
     names = list(dict.fromkeys([*card.get('counts', {}), *([split] if split else [])]))
     files = [p for s in names if (p := _split_file(data_dir, s))]
-    key = (str(Path(data_dir).resolve()), json.dumps(card, sort_keys=True, default=str),
+    key = (str(Path(data_dir).resolve()), json.dumps(card, sort_keys=True, default=str), repr(grammar),
            tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files))
     if key not in _CHECKED:
-        config = grammar_config(card)
-        _CHECKED[key] = sum(check_items(_records(p), config, f"the data set {str(data_dir)!r}") for p in files)
+        config = grammar_config(card, grammar)
+        _CHECKED[key] = sum(check_items(_records(p), config, f"the data set {str(data_dir)!r}", inputs=True) for p in files)
     return _CHECKED[key]

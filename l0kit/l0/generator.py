@@ -6,13 +6,14 @@
 from __future__ import annotations
 import random
 from dataclasses import dataclass, asdict
+from functools import lru_cache
 from .grammar import Grammar, Symbol, BASE_GRAMMAR, VARIABLE_INDEX_OVERRIDE
 from ..harness.config import ConfigError, YamlConfig, check_value
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['LINE_SYMBOLS', 'VAR_TYPES', 'INPUT_POOLS', 'BODY_POOLS', 'GenConfig', 'ProgramGenerator', 'Program', 'sample_inputs',
-           'check_program']
+__all__ = ['GEN_LIMITS', 'LINE_SYMBOLS', 'VAR_TYPES', 'INPUT_POOLS', 'BODY_POOLS', 'GenConfig', 'ProgramGenerator', 'Program',
+           'sample_inputs', 'check_program']
 
 # %% ../../nbs/11_l0_generator.ipynb #5d4132df
 @dataclass
@@ -44,7 +45,23 @@ class GenConfig(YamlConfig):
             setattr(self, f, tuple(v))
         self.validate()
 
+# %% ../../nbs/11_l0_generator.ipynb #57722b85
+def _grammar(list_index_vars: bool, override: str) -> Grammar:
+    g = Grammar.from_text(BASE_GRAMMAR)
+    if list_index_vars: g = g.override(VARIABLE_INDEX_OVERRIDE)
+    return g.override(override)
+
+_checked_grammar = lru_cache(maxsize=256)(_grammar)   # validation parses each override once per process
+
+@patch
+def grammar(self: GenConfig) -> Grammar:
+    "The base grammar with this configuration's overrides applied (a new object: the caller may keep it)."
+    return _grammar(self.list_index_vars, self.grammar_override)
+
 # %% ../../nbs/11_l0_generator.ipynb #0b46c4c3
+GEN_LIMITS = dict(max_num=10_000, max_list_len=1_000, max_code_lines=1_000, max_scope_depth=20, max_while_loop=10_000,
+                  max_expansion_depth=10_000, max_trace_steps=10_000, num_demonstrations=1_000)   # ceilings of the sizes
+
 @patch
 def validate(self: GenConfig):
     "Raise `ConfigError` for values that cannot produce programs."
@@ -65,17 +82,13 @@ def validate(self: GenConfig):
         lo_hi = getattr(self, f)
         need(len(lo_hi) == 2 and 0 <= lo_hi[0] <= lo_hi[1], f"{f} must be a pair (low, high) with 0 <= low <= high, got {lo_hi!r}")
     need(self.block_stmts[0] >= 1, "block_stmts must start at 1 or more: an empty block is not Python")
+    for f, top in GEN_LIMITS.items(): need(getattr(self, f) <= top, f"GenConfig.{f} must be at most {top:,}, got {getattr(self, f):,}")
+    _checked_grammar(self.list_index_vars, self.grammar_override)   # the overrides parse, and no pool holds a keyword, a builtin or a name starting with '_'
+
 
 # %% ../../nbs/11_l0_generator.ipynb #5c181c2a
 @patch
 def to_dict(self: GenConfig) -> dict: return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
-
-@patch
-def grammar(self: GenConfig) -> Grammar:
-    "The base grammar with this configuration's overrides applied."
-    g = Grammar.from_text(BASE_GRAMMAR)
-    if self.list_index_vars: g = g.override(VARIABLE_INDEX_OVERRIDE)
-    return g.override(self.grammar_override)
 
 # %% ../../nbs/11_l0_generator.ipynb #e36fe7c6
 LINE_SYMBOLS = frozenset({'stmt', 'init_cnter', 'while_cond', 'increment_cnter'})

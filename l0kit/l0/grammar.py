@@ -4,14 +4,14 @@
 
 # %% ../../nbs/10_l0_grammar.ipynb #9b265ade
 from __future__ import annotations
-import re
+import builtins, keyword, re
 from dataclasses import dataclass
 from fastcore.basics import patch
 from ..harness.config import ConfigError
 
 # %% auto #0
 __all__ = ['BUILTIN_SYMBOLS', 'BASE_GRAMMAR', 'VARIABLE_INDEX_OVERRIDE', 'GrammarError', 'Symbol', 'parse_alternatives',
-           'parse_rules', 'Grammar']
+           'parse_rules', 'reserved_name', 'Grammar']
 
 # %% ../../nbs/10_l0_grammar.ipynb #3a72eb06
 class GrammarError(ConfigError):
@@ -84,6 +84,18 @@ def parse_rules(text: str) -> dict[str, list[tuple[Symbol, ...]]]:
         rules[name] = parse_alternatives(rhs, chunk)
     return rules
 
+# %% ../../nbs/10_l0_grammar.ipynb #ceb5d6b5
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_BUILTINS = frozenset(dir(builtins))
+
+def reserved_name(name: str) -> str | None:
+    "Why `name` cannot be a program's variable (a keyword, a builtin, a name starting with `_`); None when it can."
+    if keyword.iskeyword(name): return 'a Python keyword'
+    if name.startswith('__') and name.endswith('__'): return 'a dunder name'
+    if name.startswith('_'): return "a name starting with '_' (the tracer's own names)"
+    if name in _BUILTINS: return 'a Python builtin'
+    return None
+
 # %% ../../nbs/10_l0_grammar.ipynb #fbda3280
 # Symbols the generator resolves itself (number pools from the configuration, the loop counter name).
 BUILTIN_SYMBOLS = ('number', 'list_index_number', 'while_cond_number', 'cnter_increment_number')
@@ -102,8 +114,13 @@ class Grammar:
         return g
 
     def check(self):
-        "Raise `GrammarError` if the start symbol or a referenced rule is missing."
+        "Raise `GrammarError` if the start symbol or a referenced rule is missing, or a pool holds a reserved name."
         if self.start not in self.rules: raise GrammarError(f"no rule for the start symbol <{self.start}>")
+        for name, alts in self.rules.items():
+            if not all(len(a) == 1 and a[0].kind == 'terminal' for a in alts): continue   # not a pool of names
+            for t in (a[0].value for a in alts):
+                if _IDENT.fullmatch(t) and (why := reserved_name(t)):
+                    raise GrammarError(f"the pool <{name}> holds {t!r}, {why}: a pool's names are variables of the programs; rename it")
         for name, alts in self.rules.items():
             for alt in alts:
                 for s in alt:

@@ -11,10 +11,10 @@ from .tracer import trace_program, TraceError, normalize_program
 from .dataset import step_stats, DatasetError
 from .generator import GenConfig
 from .check import check_items, release_config
-from ..harness.config import read_lines, safe_name
+from ..harness.config import read_lines, safe_name, read_bounded, open_regular, shown, DataError
 
 # %% auto #0
-__all__ = ['ReleaseFormatError', 'load_id_list', 'import_release', 'write_release_format']
+__all__ = ['MAX_ID_FILE_BYTES', 'MAX_IDS', 'ReleaseFormatError', 'load_id_list', 'import_release', 'write_release_format']
 
 # %% ../../nbs/13a_l0_release.ipynb #35f3eb03
 class ReleaseFormatError(DatasetError):
@@ -24,27 +24,53 @@ class _NoGlobals(pickle.Unpickler):
     def find_class(self, module, name):
         raise ReleaseFormatError(f"refusing to unpickle {module}.{name}: split files may only hold lists of strings")
 
+MAX_ID_FILE_BYTES, MAX_IDS = 16 * 2**20, 100_000   # an index file, and the ids of one split
+
 def load_id_list(path) -> list[str]:
-    "The ids stored in an `index_*.bin` pickle, accepting only a list of strings."
-    data = Path(path).read_bytes()
+    "The ids stored in an `index_*.bin` pickle, accepting only a list of distinct strings."
+    try: data = read_bounded(path, MAX_ID_FILE_BYTES)
+    except DataError as e: raise ReleaseFormatError(str(e)) from None
     try: obj = _NoGlobals(io.BytesIO(data)).load()
     except ReleaseFormatError: raise
     except Exception as e: raise ReleaseFormatError(f"{path}: not a readable pickle ({type(e).__name__}: {e})") from None
     if not isinstance(obj, list) or not all(isinstance(x, str) for x in obj):
         raise ReleaseFormatError(f"{path}: expected a list of id strings, got {type(obj).__name__}")
+    if len(obj) > MAX_IDS: raise ReleaseFormatError(f"{path}: {len(obj):,} ids; a split holds at most {MAX_IDS:,}")
+    seen = set()
+    for x in obj:
+        if x in seen: raise ReleaseFormatError(f"{path}: the id {shown(x)} is listed twice; every program of a split is listed once")
+        seen.add(x)
     return obj
 
 # %% ../../nbs/13a_l0_release.ipynb #6ec686f6
+def _record_problem(rec) -> str | None:
+    "What is wrong with a `data.jsonl` / `fewshots.jsonl` record, or None."
+    if not isinstance(rec, dict): return f"a record is a mapping, got {type(rec).__name__}"
+    for k in ('id', 'program', 'inputs', 'traces'):
+        if k not in rec: return f"record has no {k!r} field"
+    if not isinstance(rec['id'], str) or not isinstance(rec['program'], str): return "'id' and 'program' are strings"
+    ins, trs = rec['inputs'], rec['traces']
+    if not (isinstance(ins, list) and isinstance(trs, list) and ins and len(ins) == len(trs)):
+        return "'inputs' and 'traces' are lists of the same length, at least one"
+    if not all(isinstance(t, list) and all(isinstance(s, str) for s in t) for t in trs): return "each trace is a list of strings"
+    return None
+
 def _read_jsonl(path) -> dict[str, dict]:
+    "The records of a release file by id: bounded lines and size, regular files only, each id once."
     out = {}
-    with open(path, encoding='utf-8') as f:
-        for n, line in read_lines(f, str(path), max_total=None):  # a line bounded: a release from elsewhere
-            if not line.strip(): continue
-            try: rec = json.loads(line)
-            except json.JSONDecodeError as e: raise ReleaseFormatError(f"{path}:{n}: not valid JSON ({e})") from None
-            for k in ('id', 'program', 'inputs', 'traces'):
-                if k not in rec: raise ReleaseFormatError(f"{path}:{n}: record has no {k!r} field")
-            out[rec['id']] = rec
+    try:
+        with open_regular(path) as raw, io.TextIOWrapper(raw, encoding='utf-8') as f:
+            for n, line in read_lines(f, str(path)):  # lines and the whole file bounded: a release from elsewhere
+                if not line.strip(): continue
+                try: rec = json.loads(line)
+                except json.JSONDecodeError as e: raise ReleaseFormatError(f"{path}:{n}: not valid JSON ({e})") from None
+                if why := _record_problem(rec): raise ReleaseFormatError(f"{path}:{n}: {why}")
+                if rec['id'] in out: raise ReleaseFormatError(f"{path}:{n}: the id {shown(rec['id'])} appears twice")
+                out[rec['id']] = rec
+    except UnicodeDecodeError: raise ReleaseFormatError(f"{path} is not UTF-8 text") from None
+    except DataError as e:
+        if isinstance(e, ReleaseFormatError): raise
+        raise ReleaseFormatError(str(e)) from None
     return out
 
 def _first_difference(a: list[str], b: list[str]) -> int:
@@ -73,10 +99,11 @@ def import_release(release_dir,                 # folder holding data.jsonl, few
     if prefer not in ('kit', 'release'): raise ValueError("prefer must be 'kit' or 'release'")
     if not (d / 'data.jsonl').exists(): raise ReleaseFormatError(f"{d} has no data.jsonl: not a release directory")
     data = _read_jsonl(d / 'data.jsonl')
-    grammar = dataclasses.replace(grammar or release_config(), max_trace_steps=max_steps)
-    check_items(({'id': k, 'program': normalize_program(r['program']) if isinstance(r['program'], str) else r['program']}
-                 for k, r in data.items()), grammar, f"the release {str(d / 'data.jsonl')!r}")
     shots = _read_jsonl(d / 'fewshots.jsonl') if (d / 'fewshots.jsonl').exists() else {}
+    grammar = dataclasses.replace(grammar or release_config(), max_trace_steps=max_steps)
+    check_items(({'id': k, 'program': normalize_program(r['program']), 'test_input': r['inputs'][0],
+                  'demonstrations': shots[k]['inputs'] if k in shots else []} for k, r in data.items()),
+                grammar, f"the release {str(d / 'data.jsonl')!r}", inputs=True)   # programs and inputs, before any trace
     bins = sorted(d.glob('index_*.bin'), key=lambda p: int(re.sub(r'\D', '', p.stem) or 0))
     if not bins: raise ReleaseFormatError(f"{d} has no index_*.bin split files")
     items, problems = {}, []

@@ -10,8 +10,9 @@ from typing import Callable
 from ..harness.config import DataError
 
 # %% auto #0
-__all__ = ['SAFETY_MAX_STEPS', 'TraceError', 'UnsupportedProgram', 'ProgramRuntimeError', 'StepLimitExceeded',
-           'normalize_program', 'compile_tracer', 'trace_program']
+__all__ = ['SAFETY_MAX_STEPS', 'MAX_TRACE_CHARS', 'CHECK_EVERY', 'PROGRAM_BUILTINS', 'TraceError', 'UnsupportedProgram',
+           'ProgramRuntimeError', 'StepLimitExceeded', 'TraceTooLong', 'normalize_program', 'compile_tracer',
+           'trace_program']
 
 # %% ../../nbs/12_l0_tracer.ipynb #4619aca7
 class TraceError(DataError):
@@ -30,8 +31,14 @@ class ProgramRuntimeError(TraceError):
 class StepLimitExceeded(TraceError):
     "The trace grew past `max_steps` (the program may not terminate)."
 
+class TraceTooLong(StepLimitExceeded):
+    "The trace grew past `max_chars` characters (lines that print long lists): bounded like its steps."
+
 # Used when `max_steps=None`: a program that never stops raises instead of hanging.
 SAFETY_MAX_STEPS = 1_000_000
+# A trace's text is bounded too: 500 steps of the paper's programs print well under 100,000 characters.
+MAX_TRACE_CHARS = 2_000_000
+CHECK_EVERY = 64   # a running trace is measured at a loop head at least every 64 steps (sooner when its lines are long)
 
 # %% ../../nbs/12_l0_tracer.ipynb #29707526
 def normalize_program(program: str) -> str:
@@ -46,7 +53,7 @@ _T, _HEAD = '_l0_trace', '_l0_head'
 def _rec(text: str, var: str | None, node) -> ast.stmt:
     "`_l0_trace.append('Ln,var:' + repr(var).replace(' ', ''))` as a statement at `node`'s line."
     if var is None: src = f"{_T}.append({text!r})"
-    else: src = f"{_T}.append({text!r} + repr({var}).replace(' ', ''))"
+    else: src = f"{_T}.append({text!r} + _l0_repr({var}).replace(' ', ''))"
     st = ast.parse(src).body[0]
     for n in ast.walk(st): ast.copy_location(n, node); n.end_lineno = node.lineno
     return st
@@ -106,7 +113,17 @@ def _parse(program: str) -> tuple[ast.Module, ast.FunctionDef]:
         raise UnsupportedProgram("only plain positional parameters are supported")
     if fn.decorator_list or fn.returns or any(x.annotation for x in a.args):  # compiling would run their code
         raise UnsupportedProgram("decorators and annotations are not supported")
+    for node in ast.walk(fn):   # `x.__class__`, `__builtins__`, the recorder's `_l0_trace`: never a program's business
+        name = node.id if isinstance(node, ast.Name) else node.arg if isinstance(node, ast.arg) else node.attr if isinstance(node, ast.Attribute) else ''
+        if name.startswith('_'): raise UnsupportedProgram(f"line {node.lineno}: the name {name!r} is not supported (names starting with '_' are Python's internals or the tracer's own)")
     return mod, fn
+
+# %% ../../nbs/12_l0_tracer.ipynb #625ddb9c
+PROGRAM_BUILTINS = {'len': len}   # the only builtin the grammar's programs call: `y = len(lst_w)` (figure 1)
+
+def _program_globals() -> dict:
+    "A fresh namespace for one compiled program: no builtin but `len`; the recorder's helpers under `_l0_` names."
+    return {'__builtins__': dict(PROGRAM_BUILTINS), '_l0_repr': repr, '_l0_len': len}
 
 # %% ../../nbs/12_l0_tracer.ipynb #3b1a9689
 def _compile_tree(mod: ast.Module, fn: ast.FunctionDef) -> Callable:
@@ -117,7 +134,7 @@ def _compile_tree(mod: ast.Module, fn: ast.FunctionDef) -> Callable:
     fn.decorator_list = []
     ast.fix_missing_locations(mod)
     ns: dict = {}
-    exec(compile(mod, '<l0-program>', 'exec'), {'__builtins__': __builtins__}, ns)
+    exec(compile(mod, '<l0-program>', 'exec'), _program_globals(), ns)
     return ns[fn.name]
 
 # %% ../../nbs/12_l0_tracer.ipynb #eefc898b
@@ -185,7 +202,7 @@ def _compile_text(fn: ast.FunctionDef, lines: list[str], plan: dict) -> Callable
     add(ind0 + '_l0_a = _l0_trace.append', d + 1)   # one attribute lookup per run
     inc = _incremental_lists(fn)
     for v in inc:   # the list's text and the text lengths of its items, kept up to date by appends and pops
-        add(f"{ind0}_s_{v} = repr({v}).replace(' ', ''); _n_{v} = [len(repr(e).replace(' ', '')) for e in {v}]", d + 1)
+        add(f"{ind0}_s_{v} = _l0_repr({v}).replace(' ', ''); _n_{v} = [_l0_len(_l0_repr(e).replace(' ', '')) for e in {v}]", d + 1)
     for i in range(d + 1, len(lines)):
         line, n = lines[i], i + 1
         act = plan.get(n)
@@ -194,7 +211,7 @@ def _compile_text(fn: ast.FunctionDef, lines: list[str], plan: dict) -> Callable
         if act[0] == 'test':
             _, a, b, kind = act
             # a while test checks the step limit inline: no function call per iteration unless the limit is passed
-            rec = f"_l0_a('L{n},') or (len(_l0_trace) > _l0_limit and {_HEAD}())" if kind == 'while' else f"_l0_a('L{n},')"
+            rec = f"_l0_a('L{n},') or (_l0_len(_l0_trace) > _l0_limit[0] and {_HEAD}())" if kind == 'while' else f"_l0_a('L{n},')"
             add(line[:a] + f"{rec} or (" + line[a:b] + ")" + line[b:], n)
         elif act[0] == 'before':
             add(f"{indent}_l0_a('L{n},')", n); add(line, n)
@@ -204,12 +221,12 @@ def _compile_text(fn: ast.FunctionDef, lines: list[str], plan: dict) -> Callable
             if v in inc and line.rstrip().endswith('.pop()'):
                 add(f"{indent}_l0_k = _n_{v}.pop(); _s_{v} = (_s_{v}[:-2 - _l0_k] if _n_{v} else '[') + ']'; _l0_a('L{n},{v}:' + _s_{v})", n)
             elif v in inc:
-                add(f"{indent}_l0_e = repr({v}[-1]).replace(' ', ''); _s_{v} = _s_{v}[:-1] + (',' if _n_{v} else '') + _l0_e + ']'; "
-                    f"_n_{v}.append(len(_l0_e)); _l0_a('L{n},{v}:' + _s_{v})", n)
+                add(f"{indent}_l0_e = _l0_repr({v}[-1]).replace(' ', ''); _s_{v} = _s_{v}[:-1] + (',' if _n_{v} else '') + _l0_e + ']'; "
+                    f"_n_{v}.append(_l0_len(_l0_e)); _l0_a('L{n},{v}:' + _s_{v})", n)
             else:
-                add(f"{indent}_l0_a('L{n},{v}:' + repr({v}).replace(' ', ''))" if v else f"{indent}_l0_a('L{n},')", n)
+                add(f"{indent}_l0_a('L{n},{v}:' + _l0_repr({v}).replace(' ', ''))" if v else f"{indent}_l0_a('L{n},')", n)
     ns: dict = {}
-    exec(compile('\n'.join(out) + '\n', '<l0-program-text>', 'exec'), {'__builtins__': __builtins__}, ns)
+    exec(compile('\n'.join(out) + '\n', '<l0-program-text>', 'exec'), _program_globals(), ns)
     f = ns[fn.name]
     f._l0_lines = dict(enumerate(origin, 1))
     f._l0_lists = inc
@@ -246,6 +263,7 @@ def trace_program(program: str,  # the function's source (tabs or spaces; the `d
                   inputs: dict,  # argument name -> value
                   max_steps: int | None = None,  # raise `StepLimitExceeded` past this many lines (None: a 1,000,000 safety cap)
                   fast: bool = True,  # use the text rewrite when possible (same traces, faster compilation)
+                  max_chars: int = MAX_TRACE_CHARS,  # raise `TraceTooLong` once the trace's lines hold more characters
                  ) -> list[str]:
     "The target trace of `program` called with `inputs`, as a list of `L<n>,...` lines."
     fn, names = compile_tracer(program, fast)
@@ -255,13 +273,26 @@ def trace_program(program: str,  # the function's source (tabs or spaces; the `d
     if missing or extra:
         raise UnsupportedProgram(f"inputs do not match the signature {names}: missing {sorted(missing)}, unexpected {sorted(extra)}")
     limit = SAFETY_MAX_STEPS if max_steps is None else max_steps
+    try: size = sum(len(repr(v)) for v in inputs.values())   # a line prints one value: this long at first
+    except ValueError: size = max_chars   # an int past Python's 4,300 digits for printing
+    if size > max_chars // CHECK_EVERY:
+        raise TraceTooLong(f"the inputs print as {size:,} characters; a trace prints them at its steps, and holds at most {max_chars:,}")
     trace: list[str] = []
-    def head(line=None):
-        "Tree path: record a loop head and check the limit; text path: called only once the limit is passed."
-        if line is not None: trace.append(line)
+    measured, checkpoint = [0, 0, size], [0]   # lines measured, their characters, the longest line; the next check's length
+    def check():
+        "Raise past the step or the character limit; else set the next checkpoint, nearer when lines are long."
         if len(trace) > limit: raise StepLimitExceeded(f"the trace exceeded {limit} steps (does the program terminate?)", trace)
+        new = trace[measured[0]:]
+        measured[0], measured[1], measured[2] = len(trace), measured[1] + sum(map(len, new)), max(measured[2], max(map(len, new), default=0))
+        if measured[1] > max_chars: raise TraceTooLong(f"the trace exceeded {max_chars:,} characters in {len(trace)} steps", trace)
+        room = (max_chars - measured[1]) // (2 * measured[2] + 1)   # lines twice the longest yet still fit
+        checkpoint[0] = min(limit, len(trace) + max(1, min(CHECK_EVERY, room)))
+    def head(line=None):
+        "Tree path: record a loop head, check at a checkpoint; text path: called only at a checkpoint."
+        if line is not None: trace.append(line)
+        if len(trace) > checkpoint[0]: check()
     try:
-        fn(**_copy_inputs(inputs), _l0_trace=trace, _l0_head=head, _l0_limit=limit)
+        fn(**_copy_inputs(inputs), _l0_trace=trace, _l0_head=head, _l0_limit=checkpoint)
     except TraceError: raise
     except RecursionError as e: raise ProgramRuntimeError(f"recursion: {e}", trace) from None
     except Exception as e:
@@ -273,4 +304,5 @@ def trace_program(program: str,  # the function's source (tabs or spaces; the `d
             tb = tb.tb_next
         raise ProgramRuntimeError(f"line {line}: {type(e).__name__}: {e}", trace) from None
     if len(trace) > limit: raise StepLimitExceeded(f"the trace exceeded {limit} steps", trace)
+    checkpoint[0] = -1; check()   # the lines since the last loop head count too
     return trace
