@@ -71,7 +71,13 @@ def link_notebooks(md: str) -> str:
         return f"[`{m.group(1) or ''}{m.group(2)}`]({names[key]})" if key in names else m.group(0)
     return re.sub(r'`(nbs/)?([\w/]+?(?:\.ipynb)?)`', sub, md)
 
-(docs / 'index.md').write_text(link_notebooks(Path('README.md').read_text(encoding='utf-8')), encoding='utf-8')
+# the guide's pages (docs/*.md, linked from the README as docs/NAME.md): flat beside the notebooks' pages
+guide = []
+for md in sorted(Path('docs').glob('*.md')):
+    (docs / md.name).write_text(link_notebooks(md.read_text(encoding='utf-8')), encoding='utf-8')
+    guide.append({re.search(r'^#\s+(.+)$', md.read_text(encoding='utf-8'), re.M).group(1).strip(): md.name})
+front = re.sub(r'\]\(docs/([\w.-]+\.md)', r'](\1', Path('README.md').read_text(encoding='utf-8'))
+(docs / 'index.md').write_text(link_notebooks(front), encoding='utf-8')
 (docs / 'contributing.md').write_text(link_notebooks(Path('CONTRIBUTING.md').read_text(encoding='utf-8')), encoding='utf-8')
 try:
     import jupyter_server_mathjax
@@ -90,7 +96,7 @@ shim.write_text("""/* iframe-worker 1.0.4, MIT License, Copyright (c) 2020-2022 
 root = Path.cwd()
 config = {'INHERIT': str(root / 'mkdocs.yml'), 'docs_dir': str(docs),
           'extra': {'polyfills': ['assets/javascripts/iframe-worker-shim.js']},
-          'nav': [{'Home': 'index.md'}] + [{s: pages} for s, pages in nav.items() if pages] + [{'Contributing': 'contributing.md'}],
+          'nav': [{'Home': 'index.md'}, {'Guide': guide}] + [{s: pages} for s, pages in nav.items() if pages] + [{'Contributing': 'contributing.md'}],
           'plugins': ['search', 'offline', {'mkdocs-jupyter': {'execute': False, 'include_source': False, 'no_prompt': True, 'custom_mathjax_url': mathjax,
                                                                'include_requirejs': False, 'cache': False}}]}
 (src / 'mkdocs.yml').write_text(json.dumps(config, indent=1), encoding='utf-8')

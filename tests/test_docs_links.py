@@ -54,4 +54,12 @@ def test_front_pages_name_notebooks(site):
     for name in ('index.html', 'contributing.html'):
         t = (site / name).read_text(encoding='utf-8')
         assert not re.search(r'>None\w', t), f"{name} names a notebook None..."
-        assert '<a href="00_config.html"><code>00_config</code></a>' in t or '<code>nbs/00_config</code>' in t
+    t = (site / 'contributing.html').read_text(encoding='utf-8')
+    assert '<a href="00_config.html"><code>00_config</code></a>' in t or '<code>nbs/00_config</code>' in t
+
+def test_the_front_page_leads_to_every_guide_page(site):
+    "Each page of docs/ is a page of the site, linked from the front page (the README's `docs/NAME.md` links)."
+    page = (site / 'index.html').read_text(encoding='utf-8')
+    index = re.search(r'<article class="md-content__inner[^"]*">(.*?)</article>', page, re.S).group(1)   # the page's text, not the navigation
+    pages = sorted(p.stem for p in (ROOT / 'docs').glob('*.md'))
+    assert len(pages) >= 8 and [p for p in pages if f'href="{p}.html"' not in index or not (site / f'{p}.html').is_file()] == []

@@ -28,7 +28,7 @@ class TokenCounter:
     "Counts tokens with a Hugging Face tokenizer (a local path or name), or bounds them by UTF-8 bytes when none is given."
     def __init__(self, tokenizer: str | None = None):
         self.tokenizer = tokenizer
-        self.name = f"tokenizer {tokenizer}" if tokenizer else 'upper bound (UTF-8 bytes)'
+        self.name = f"tokenizer {Path(tokenizer).name if Path(tokenizer).is_absolute() else tokenizer}" if tokenizer else 'upper bound (UTF-8 bytes)'
 
     @cached_property
     def _tok(self):
@@ -76,8 +76,8 @@ def decoding_kwargs(run: RunConfig) -> dict:
     return out | ({'top_p': run.top_p} if t > 0 else {})
 
 def task_yaml(name: str, bench, docs_file: Path, run: RunConfig, aggregates: dict, meta: dict, gen_prefix: bool) -> str:
-    "The task's YAML text (lm-eval's `!function` tags point into the task's Python file `name.py`)."
-    plain = {'task': name, 'dataset_path': 'json', 'dataset_kwargs': {'data_files': {'test': str(docs_file.resolve())}},
+    "The task's YAML text (lm-eval's `!function` tags point into the task's Python file `name.py`; the documents named relative to the folder)."
+    plain = {'task': name, 'dataset_path': 'json', 'dataset_kwargs': {'data_files': {'test': docs_file.name}},
              'test_split': 'test', 'output_type': 'generate_until', 'doc_to_text': 'prompt', 'doc_to_target': 'reference',
              'num_fewshot': 0, 'repeats': 1, 'generation_kwargs': decoding_kwargs(run) | {'max_gen_toks': 256}}
     if gen_prefix: plain['gen_prefix'] = 'assistant_prefix'
@@ -152,8 +152,8 @@ def aggregation(self: TaskBinding, metric: str):
     return aggregate
 
 # %% ../../nbs/60_bridges_lmeval.ipynb #2740aff5
-def kit_task_class():
-    "lm-eval's `ConfigurableTask` with each document's `max_gen_toks`."
+def kit_task_class(folder=None):
+    "lm-eval's `ConfigurableTask` with each document's `max_gen_toks` and its data files found in `folder` (the task's own)."
     from lm_eval.api.task import ConfigurableTask
     class KitTask(ConfigurableTask):
         "An l0kit task: lm-eval's configurable task, with the document's budget."
@@ -163,6 +163,13 @@ def kit_task_class():
             out = super().construct_requests(doc, ctx, **kwargs)
             for inst in out if isinstance(out, list) else [out]: inst.arguments[1]['max_gen_toks'] = int(doc['max_gen_toks'])
             return out
+
+        def download(self, dataset_kwargs=None, **kwargs):
+            "lm-eval's download, with relative data files read from the task's folder, wherever it was moved."
+            files = (dataset_kwargs or {}).get('data_files')
+            if folder is not None and isinstance(files, dict):
+                dataset_kwargs = dataset_kwargs | {'data_files': {k: str(Path(folder) / v) for k, v in files.items()}}
+            return super().download(dataset_kwargs, **kwargs)
     return KitTask
 
 # %% ../../nbs/60_bridges_lmeval.ipynb #92a5034d
@@ -171,7 +178,7 @@ from pathlib import Path
 from l0kit.bridges.lmeval import TaskBinding, kit_task_class
 
 _task = TaskBinding(Path(__file__).with_name({spec!r}))
-KitTask, process_results = kit_task_class(), _task.process_results
+KitTask, process_results = kit_task_class(Path(__file__).parent), _task.process_results
 '''
 
 def export_lmeval(data, split: str, out, benchmark: str = 'l0', run: RunConfig | None = None, settings: dict | None = None,
@@ -189,7 +196,8 @@ def export_lmeval(data, split: str, out, benchmark: str = 'l0', run: RunConfig |
     docs = lmeval_docs(bench, items, run, voters, counter)
     aggregates = vote_metrics(bench, voters)
     spec = {'benchmark': bench.name, 'settings': bench.settings(), 'run_config': asdict(run) | {'voters': voters}, 'split': split,
-            'data': str(Path(data).resolve()), 'limit': limit, 'items_file': f'{name}.items.jsonl', 'budget_counted_with': counter.name,
+            'data': Path(data).name,  # no absolute path: the folder may move or be shared
+            'limit': limit, 'items_file': f'{name}.items.jsonl', 'budget_counted_with': counter.name,
             'aggregates': aggregates, 'kit_version': l0kit.__version__}
     (out / f'{name}.items.jsonl').write_text(''.join(json.dumps(bench.export_item(it)) + '\n' for it in items))
     (out / f'{name}.docs.jsonl').write_text(''.join(json.dumps(d) + '\n' for d in docs))

