@@ -15,9 +15,9 @@ from .runs import (Record, RecordError, RecordWriter, RunError, iter_records, Sh
                                 run_lock, same_run, write_meta, RUN_FILE, RESPONSES_FILE)
 
 # %% auto #0
-__all__ = ['TURNS_DIR', 'RunConfig', 'draw_demonstrations', 'generation_budget', 'split_think', 'open_run', 'check_resume',
-           'make_record', 'pending_pairs', 'Stopped', 'stop_on_signals', 'with_run', 'build_prompt', 'build_prompts',
-           'run_eval', 'summarize_run', 'new_messages', 'read_turns', 'Conversation', 'next_prompt',
+__all__ = ['TURNS_DIR', 'RunConfig', 'draw_demonstrations', 'generation_budget', 'split_think', 'think_tokens', 'open_run',
+           'check_resume', 'make_record', 'pending_pairs', 'Stopped', 'stop_on_signals', 'with_run', 'build_prompt',
+           'build_prompts', 'run_eval', 'summarize_run', 'new_messages', 'read_turns', 'Conversation', 'next_prompt',
            'resume_conversation', 'turn_record', 'final_record']
 
 # %% ../../nbs/06_runner.ipynb #e7dc0d6f
@@ -33,6 +33,10 @@ class RunConfig(YamlConfig):
     reasoning_budget_factor: int = 20  # budget multiplier for reasoning models
     max_new_tokens_cap: int | None = None  # an upper bound on any budget (a server's context limit)
     stop: list = field(default_factory=list)  # stop strings
+    extra_body: dict = field(default_factory=dict)  # request fields beyond OpenAI's, sent with every request (`chat_template_kwargs`, `top_k`)
+    OWN_FIELDS = {'model': 'the model spec', 'messages': 'the prompt', 'prompt': 'the prompt', 'n': 'the voters', 'stream': 'the client',
+                  'temperature': '--temperature', 'top_p': '--top-p', 'max_tokens': 'the budget', 'max_completion_tokens': 'the budget',
+                  'stop': '--stop', 'seed': '--seed'}  # request fields the run itself sends
     MAX_VOTERS = 10_000  # ten times the most any paper draws (1,024): a larger count is a typo, not a run
 
     def __post_init__(self):
@@ -42,12 +46,20 @@ class RunConfig(YamlConfig):
         c('top_p', float, minimum=0.0, maximum=1.0); c('reasoning_budget_factor', int, minimum=1)
         c('max_new_tokens_cap', int, minimum=1, optional=True); c('stop', list)
         if not all(isinstance(s, str) and s for s in self.stop): raise ConfigError("RunConfig.stop must be a list of non-empty strings")
+        c('extra_body', dict)
+        if taken := sorted(set(self.extra_body) & set(self.OWN_FIELDS)):
+            raise ConfigError(f"RunConfig.extra_body may not set {', '.join(map(str, taken))}: the run sets {'it' if len(taken) == 1 else 'them'} "
+                              f"({', '.join(self.OWN_FIELDS[k] for k in taken)})")
 
     @property
     def decoding_temperature(self) -> float:
         "The temperature actually used."
         if self.temperature is not None: return self.temperature
         return self.reasoning_temperature if self.reasoning else 0.0
+
+    def generation_params(self) -> GenerationParams:
+        "The decoding settings every request of the run is sent with."
+        return GenerationParams(temperature=self.decoding_temperature, top_p=self.top_p, stop=list(self.stop), extra_body=dict(self.extra_body))
 
 # %% ../../nbs/06_runner.ipynb #4d90a2c7
 from .models import voter_seed  # one seed per (item, voter), shared with the simulated models
@@ -75,6 +87,13 @@ def split_think(text: str) -> tuple[str | None, str]:
     if '</think>' not in text: return (text.split('<think>', 1)[1], '') if '<think>' in text else (None, text)
     thought, _, answer = text.partition('</think>')
     return thought.replace('<think>', '', 1), answer
+
+# %% ../../nbs/06_runner.ipynb #f0543e45
+def think_tokens(c, model) -> dict:
+    "`{'think_tokens': n}` for a completion that thought (the server's count, else its reasoning or `<think>` block counted), else {}."
+    if c.reasoning_tokens: return {'think_tokens': c.reasoning_tokens}
+    thought = c.reasoning if c.reasoning else split_think(c.text or '')[0]
+    return {} if thought is None else {'think_tokens': model.count_tokens(thought)}
 
 # %% ../../nbs/06_runner.ipynb #eaaba4e7
 def open_run(out, benchmark, model: Model, run: RunConfig, voters: int, data: str, split: str,
@@ -121,12 +140,11 @@ def check_resume(benchmark, items: list, records, seed: int = 0, out=''):
 def make_record(item, voter, prompt, item_hash, c, model) -> Record:
     "The record of one completion of one (item, voter) pair, cut to the run format's line bound as it will be on disk (`Record.fitted`)."
     meta = {k: v for k, v in c.meta.items() if k != 'batch'}
-    thought, _ = split_think(c.text or '')
-    if thought is not None: meta['think_tokens'] = model.count_tokens(thought)  # the paper's table 10 counts these
+    meta.update(think_tokens(c, model))
     return Record(id=item['id'], voter=voter, response=None if c.error else c.text, split=item.get('split'),
                   prompt_hash=prompt_hash(prompt), item_hash=item_hash, prompt_tokens=c.prompt_tokens,
                   completion_tokens=c.completion_tokens, latency_s=round(c.latency_s or 0.0, 4), error=c.error,
-                  finish_reason=c.finish_reason, meta=meta).fitted()
+                  finish_reason=c.finish_reason, meta=meta, reasoning=None if c.error else c.reasoning).fitted()
 
 def _progress(total, enabled):
     from tqdm.auto import tqdm
@@ -200,7 +218,7 @@ def _interrupted(e: BaseException, saved: str, resume: str = 'resume'):
     raise RunError(note) from e
 
 def _generate(benchmark, model, run, out, todo, hashes, progress) -> tuple[int, int]:
-    params = GenerationParams(temperature=run.decoding_temperature, top_p=run.top_p, stop=list(run.stop))
+    params = run.generation_params()
     writer = RecordWriter(out)
     tally = _Tally(len(todo), progress, writer)
     try:
@@ -345,7 +363,7 @@ def final_record(conv: Conversation) -> Record:
 # %% ../../nbs/06_runner.ipynb #a4c77777
 def _generate_turns(benchmark, model, run, out, todo, hashes, progress) -> tuple[int, int]:
     "`_generate` for a benchmark of several turns: rounds of one turn per open conversation, each turn on disk before the next is asked."
-    params = GenerationParams(temperature=run.decoding_temperature, top_p=run.top_p, stop=list(run.stop))
+    params = run.generation_params()
     stored = read_turns(out, {(it.get('split'), it['id'], v) for it, v in todo})
     convs = [resume_conversation(benchmark, model, run, it, v, stored.get((it.get('split'), it['id'], v), {}), hashes[it['id']], out)
              for it, v in todo]
