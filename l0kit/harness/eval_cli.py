@@ -14,8 +14,8 @@ from .runner import RunConfig, run_eval
 from .runs import RunError, Shard
 
 # %% auto #0
-__all__ = ['USER_ERRORS', 'extra_body_of', 'settings_from_args', 'add_eval_arguments', 'eval_command', 'models_command',
-           'register_cli']
+__all__ = ['USER_ERRORS', 'extra_body_of', 'settings_from_args', 'add_eval_arguments', 'budget_lines', 'eval_command',
+           'models_command', 'register_cli']
 
 # %% ../../nbs/09a_eval_cli.ipynb #d957ade3
 _RUN_FLAGS = ('voters', 'seed', 'temperature', 'top_p', 'max_new_tokens_cap', 'stop', 'reasoning')
@@ -114,6 +114,17 @@ def _run(args) -> dict:
     return s | {'simulated': model.simulated}
 
 # %% ../../nbs/09a_eval_cli.ipynb #0b5fa3ee
+def budget_lines(s: dict) -> list[str]:
+    "What a run's summary says of its token budget: responses it cut, those cut while thinking, tokens spent thinking and answering."
+    out = []
+    if s.get('truncated') or s.get('unclosed_think'):
+        out.append(f"{s['truncated']} of {s['complete']} responses were cut by the token budget (finish_reason length); {s['unclosed_think']} "
+                   "end inside an unclosed <think>, read whole as the authors' evaluators do (`l0kit report RUN --set unclosed_think=no_answer`: as no answer)")
+    if s.get('think_tokens'):
+        out.append(f"tokens: {s['think_tokens']:,} thinking, {max(s['completion_tokens'] - s['think_tokens'], 0):,} answering "
+                   f"({s['think_tokens'] / max(s['complete'], 1):,.0f} thinking per response)")
+    return out
+
 def eval_command(args) -> int:
     "Run `l0kit eval`; the exit status."
     s = _run(args)  # a user error or Ctrl-C is reported by `main`, the same way for every command
@@ -121,6 +132,7 @@ def eval_command(args) -> int:
     part = f" (shard {s['shard']})" if s['shard'] != '1/1' else ''
     print(f"{s['complete']}/{s['pairs']} responses{part} in {s['run_dir']} ({s['new']} new, {s['skipped']} already there, "
           f"{s['elapsed_s']} s){' [simulated model]' if s['simulated'] else ''}")
+    for line in budget_lines(s): print(line)
     for why, n in s['problems'].items(): _say(f"warning: {n} responses are unusable ({why}); see {s['run_dir']}/responses.jsonl")
     if s['failed']:
         _say(f"{s['failed']} requests failed, e.g. {terminal_safe(s['first_error'])}\n(every error is in responses.jsonl; the same command "

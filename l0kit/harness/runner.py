@@ -4,21 +4,21 @@
 
 # %% ../../nbs/06_runner.ipynb #40271c56
 from __future__ import annotations
-import contextlib, dataclasses, inspect, os, random, signal, threading, time
+import contextlib, dataclasses, inspect, os, random, signal, threading, time, warnings
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from .config import ConfigError, YamlConfig, check_value
 from .models import GenerationParams, Model
 from .prompt import Prompt, prompt_hash
-from .benchmark import check_item_ids
+from .benchmark import check_item_ids, unclosed_think
 from .runs import (Record, RecordError, RecordWriter, RunError, iter_records, Shard, model_identity, new_run_meta, read_meta,
                                 run_lock, same_run, write_meta, RUN_FILE, RESPONSES_FILE)
 
 # %% auto #0
-__all__ = ['TURNS_DIR', 'RunConfig', 'draw_demonstrations', 'generation_budget', 'split_think', 'think_tokens', 'open_run',
-           'check_resume', 'make_record', 'pending_pairs', 'Stopped', 'stop_on_signals', 'with_run', 'build_prompt',
-           'build_prompts', 'run_eval', 'summarize_run', 'new_messages', 'read_turns', 'Conversation', 'next_prompt',
-           'resume_conversation', 'turn_record', 'final_record']
+__all__ = ['TURNS_DIR', 'RunConfig', 'draw_demonstrations', 'generation_budget', 'split_think', 'think_tokens', 'ServerChanged',
+           'server_change', 'open_run', 'check_resume', 'make_record', 'pending_pairs', 'Stopped', 'stop_on_signals',
+           'with_run', 'build_prompt', 'build_prompts', 'run_eval', 'summarize_run', 'new_messages', 'read_turns',
+           'Conversation', 'next_prompt', 'resume_conversation', 'turn_record', 'final_record']
 
 # %% ../../nbs/06_runner.ipynb #e7dc0d6f
 @dataclass
@@ -96,6 +96,17 @@ def think_tokens(c, model) -> dict:
     return {} if thought is None else {'think_tokens': model.count_tokens(thought)}
 
 # %% ../../nbs/06_runner.ipynb #eaaba4e7
+class ServerChanged(UserWarning):
+    "A run resumed against a server that reports another engine version or context than the one that began it."
+
+def server_change(old_info, new_info) -> str | None:
+    "What differs between the servers two `model_info`s record (version, max_model_len), or None."
+    o, n = ((i or {}).get('server') or {} for i in (old_info, new_info))
+    ctx = lambda s: {m.get('id'): m.get('max_model_len') for m in s.get('models', []) if isinstance(m, dict)}
+    diffs = [f"engine version {o.get('version')} -> {n.get('version')}"] if o.get('version') != n.get('version') and o.get('version') and n.get('version') else []
+    if ctx(o) and ctx(n) and ctx(o) != ctx(n): diffs.append(f"models and max_model_len {ctx(o)} -> {ctx(n)}")
+    return f"the server answering this resume differs from the one that began the run ({'; '.join(diffs)}): scores may shift" if diffs else None
+
 def open_run(out, benchmark, model: Model, run: RunConfig, voters: int, data: str, split: str,
              limit: int | None, shard: Shard) -> dict:
     "Create the run folder's `run.json`, or check that the one there describes the same run and log the resume."
@@ -113,6 +124,9 @@ def open_run(out, benchmark, model: Model, run: RunConfig, voters: int, data: st
             raise RunError(f"{out} holds a run of {had} voters; resume it with --voters {had} (more voters extend it), or evaluate {voters} "
                            "voters into a new --out folder")
         old.setdefault('resumes', []).append({'at': meta['created'], 'kit_version': meta['kit_version'], 'model': model.spec, 'limit': limit, 'voters': voters})
+        if note := server_change(old.get('model_info'), meta['model_info']):  # noted, not refused: the same model on an upgraded engine
+            old['resumes'][-1].update(note=note, server=meta['model_info'].get('server'))
+            warnings.warn(note, ServerChanged)
         meta = old | {'limit': limit, 'run_config': meta['run_config']}
     write_meta(out, meta)
     return meta
@@ -277,22 +291,23 @@ def run_eval(benchmark,  # a `Benchmark` instance (its settings included)
 
 # %% ../../nbs/06_runner.ipynb #82ee2a5b
 def summarize_run(benchmark, items: list, out, voters: int, shard: Shard = Shard()) -> dict:
-    "Counts of what a run folder holds for these items: complete, failed, empty and unusable responses (read streaming)."
+    "Counts of what a run folder holds for these items: complete, failed, empty and unusable responses, cut ones, tokens (read streaming)."
     by_id = {it['id']: it for it in items}
-    last, bad = {}, 0  # (split, id, voter) -> (error, problem) of its last record
+    last, bad = {}, 0  # (split, id, voter) -> (error, problem, cut by the budget, unclosed <think>, think tokens, completion tokens)
     for _, r in iter_records(out):
         if isinstance(r, RecordError): bad += 1; continue
         if r.id not in by_id or r.voter >= voters: continue
         st = (r.error, None) if r.failed else (None, 'empty' if not r.response.strip() else benchmark.response_problem(by_id[r.id], r.response))
-        last.pop(r.key, None); last[r.key] = st
-    problems, errors, complete = {}, [], 0
-    for err, why in last.values():
+        last.pop(r.key, None); last[r.key] = st + (r.finish_reason == 'length', unclosed_think(r.response), r.meta.get('think_tokens'), r.completion_tokens)
+    problems, errors, complete, count = {}, [], 0, dict.fromkeys(('truncated', 'unclosed_think', 'think_tokens', 'completion_tokens'), 0)
+    for err, why, cut, unclosed, think, tokens in last.values():
         if err is not None: errors.append(err); continue
         complete += 1
         if why: problems[why] = problems.get(why, 0) + 1
+        for k, v in zip(count, (cut, unclosed, think, tokens)): count[k] += v if type(v) in (int, bool) else 0
     pairs = sum(shard.holds(i, v) for i in by_id for v in range(voters))
     return {'run_dir': str(out), 'pairs': pairs, 'complete': complete, 'failed': len(errors), 'shard': str(shard),
-            'first_error': errors[0] if errors else None, 'problems': problems, 'bad_lines': bad}
+            'first_error': errors[0] if errors else None, 'problems': problems, 'bad_lines': bad} | count
 
 # %% ../../nbs/06_runner.ipynb #57eeb2f1
 from .benchmark import Turn
