@@ -224,7 +224,9 @@ class OpenAIModel(Model):
     def _check_servers(self, model: str, api_key_env) -> str:
         "The served model's name; with several servers, those that do not answer are set aside with a warning."
         if len(self.servers) == 1:
-            if model: return model
+            if model:
+                with contextlib.suppress(ModelUnavailable): self._models(self.servers[0], api_key_env)  # what it says of itself
+                return model
             names = self._models(self.servers[0], api_key_env)
             if not names: raise ModelUnavailable(f"{self.servers[0].url}/models lists no model; name one with `#MODEL`")
             return names[0]
