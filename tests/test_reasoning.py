@@ -240,3 +240,15 @@ def test_llama_server_extra_body_truncation_and_description(llama_server, data, 
     assert rc == 0, err
     assert '1 of 1 responses were cut by the token budget' in out
     assert json.loads((tmp_path / 'run' / 'run.json').read_text())['run_config']['extra_body'] == {'top_k': 1}
+
+
+def test_run_page_shows_thinking_folded_and_marks_cut_answers(data, tmp_path):
+    with ReasoningServer(vllm_reply(content='L2,x:1', finish='length')) as url: assert evaluate(data, url, tmp_path / 'run')[0] == 0
+    rc, out, err = l0kit('view', tmp_path / 'run', '--out', tmp_path / 'page.html')
+    assert rc == 0, err
+    page = (tmp_path / 'page.html').read_text()
+    data_json = json.loads(page.split('<script type="application/json" id="l0kit-data">', 1)[1].split('</script>', 1)[0])
+    answers = [a for it in data_json['runs'][0]['items'] for a in it['a']]
+    assert len(answers) == 2 and all(a['th'] == THOUGHT and a['cut'] == 1 for a in answers)  # one distinct answer per item
+    assert 'cut by the token budget: 4 of 4 responses' in page and 'tokens: 336 thinking, 24 answering' in page
+    assert "a.th ? `<details class=\"thinking\">" in page  # drawn folded by the page's script
