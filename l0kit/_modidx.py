@@ -54,6 +54,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                    'l0kit/bridges/inspect_log.py'),
                                            'l0kit.bridges.inspect_log.add_inspect_log_parser': ( 'bridges_inspect_log.html#add_inspect_log_parser',
                                                                                                  'l0kit/bridges/inspect_log.py'),
+                                           'l0kit.bridges.inspect_log.assistant_content': ( 'bridges_inspect_log.html#assistant_content',
+                                                                                            'l0kit/bridges/inspect_log.py'),
                                            'l0kit.bridges.inspect_log.cmd_inspect_log': ( 'bridges_inspect_log.html#cmd_inspect_log',
                                                                                           'l0kit/bridges/inspect_log.py'),
                                            'l0kit.bridges.inspect_log.export_inspect_log': ( 'bridges_inspect_log.html#export_inspect_log',

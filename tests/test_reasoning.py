@@ -252,3 +252,17 @@ def test_run_page_shows_thinking_folded_and_marks_cut_answers(data, tmp_path):
     assert len(answers) == 2 and all(a['th'] == THOUGHT and a['cut'] == 1 for a in answers)  # one distinct answer per item
     assert 'cut by the token budget: 4 of 4 responses' in page and 'tokens: 336 thinking, 24 answering' in page
     assert "a.th ? `<details class=\"thinking\">" in page  # drawn folded by the page's script
+
+
+def test_inspect_log_carries_the_thinking(data, tmp_path):
+    pytest.importorskip('inspect_ai')
+    from inspect_ai.log import read_eval_log
+    with ReasoningServer(vllm_reply()) as url: assert evaluate(data, url, tmp_path / 'run')[0] == 0
+    rc, out, err = l0kit('export', 'inspect-log', tmp_path / 'run', '--out', tmp_path / 'run.eval')
+    assert rc == 0, err
+    samples = read_eval_log(str(tmp_path / 'run.eval')).samples
+    assert len(samples) == 4
+    for s in samples:
+        reasoning, text = s.messages[-1].content
+        assert (type(reasoning).__name__, reasoning.reasoning, text.text) == ('ContentReasoning', THOUGHT, 'L2,x:1')
+        assert (s.output.completion, s.output.usage.reasoning_tokens) == ('L2,x:1', 84)  # the answer scored, the thinking counted apart
