@@ -266,3 +266,31 @@ def test_inspect_log_carries_the_thinking(data, tmp_path):
         reasoning, text = s.messages[-1].content
         assert (type(reasoning).__name__, reasoning.reasoning, text.text) == ('ContentReasoning', THOUGHT, 'L2,x:1')
         assert (s.output.completion, s.output.usage.reasoning_tokens) == ('L2,x:1', 84)  # the answer scored, the thinking counted apart
+
+
+# --- the run format: the thinking within the line bound, old folders still read and resumed --------------------------------
+
+def test_huge_thinking_is_cut_before_the_answer():
+    from l0kit.harness.runs import MAX_RECORD_BYTES, Record, record_from_dict
+    line = Record('a', 0, 'L2,x:1', reasoning='é' * MAX_RECORD_BYTES).to_json()  # 2 x the bound in UTF-8 bytes
+    assert len(line.encode()) <= MAX_RECORD_BYTES
+    r = record_from_dict(json.loads(line))
+    assert r.response == 'L2,x:1' and r.finish_reason == 'length' and 0 < len(r.reasoning) < MAX_RECORD_BYTES // 2 and set(r.reasoning) == {'é'}
+
+
+def test_reasoning_field_checked_and_old_lines_read():
+    from l0kit.harness.runs import RecordError, record_from_dict
+    assert record_from_dict({'id': 'a', 'voter': 0, 'response': 'L2,'}).reasoning is None  # a line from before the field
+    with pytest.raises(RecordError, match='reasoning must be str'): record_from_dict({'id': 'a', 'voter': 0, 'response': 'L2,', 'reasoning': ['x']})
+
+
+def test_folder_from_before_extra_body_resumes(data, tmp_path):
+    args = ('eval', '--data', data, '--split', 'short', '--model', 'simulated', '--voters', 2, '--out', tmp_path / 'run', '--no-progress')
+    assert l0kit(*args, '--limit', 1)[0] == 0
+    meta = json.loads((tmp_path / 'run' / 'run.json').read_text())
+    del meta['run_config']['extra_body']  # as a kit before issue 36 wrote it
+    (tmp_path / 'run' / 'run.json').write_text(json.dumps(meta))
+    rc, out, err = l0kit(*args)
+    assert rc == 0, err
+    assert len(read_records(tmp_path / 'run').records) == 4
+    assert l0kit(*args, '--extra-body', '{"top_k": 20}')[0] == 2  # sending fields it never sent is another run
