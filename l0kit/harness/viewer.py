@@ -368,7 +368,8 @@ def page_item(v: ItemView) -> dict:
     for a in v.answers:
         x = {'v': voter_ranges(a.voters), 'l': encode_rows(a.lines, v.target), 'c': int(a.correct)}
         x.update({k: val for k, val in (('e', a.first_error), ('t', a.error_type), ('d', a.detail), ('n', a.note), ('r', a.raw),
-                                        ('th', a.reasoning), ('cut', int(a.cut))) if val not in (None, '', 0)})
+                                        ('th', a.reasoning)) if val not in (None, '')})
+        if a.cut: x['cut'] = 1
         if tu := v.turns.get(min(a.voters)): x['tu'] = [[_raw_cut(p), _raw_cut(r), t] for p, r, t in tu]  # the first voter's turns
         d['a'].append(x)
     return d
