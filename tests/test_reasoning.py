@@ -294,3 +294,13 @@ def test_folder_from_before_extra_body_resumes(data, tmp_path):
     assert rc == 0, err
     assert len(read_records(tmp_path / 'run').records) == 4
     assert l0kit(*args, '--extra-body', '{"top_k": 20}')[0] == 2  # sending fields it never sent is another run
+
+
+def test_batch_results_keep_the_thinking():
+    from l0kit.harness.batch import completion_from_batch_line
+    body = {'choices': [{'message': {'content': 'L2,x:1', 'reasoning_content': THOUGHT}, 'finish_reason': 'stop'}],
+            'usage': {'prompt_tokens': 50, 'completion_tokens': 90, 'completion_tokens_details': {'reasoning_tokens': 84}}}
+    c = completion_from_batch_line({'custom_id': 'x', 'response': {'status_code': 200, 'body': body}})
+    assert (c.text, c.reasoning, c.reasoning_tokens, c.completion_tokens) == ('L2,x:1', THOUGHT, 84, 90)
+    body['choices'][0]['message']['reasoning_content'] = 7
+    with pytest.raises(ValueError, match='reasoning is not text'): completion_from_batch_line({'response': {'status_code': 200, 'body': body}})
