@@ -14,10 +14,17 @@ from ..harness.runs import read_meta
 from .answers import plain, sample_metrics
 
 # %% auto #0
-__all__ = ['response_sample', 'inspect_log', 'export_inspect_log', 'cmd_inspect_log', 'add_inspect_log_parser']
+__all__ = ['assistant_content', 'response_sample', 'inspect_log', 'export_inspect_log', 'cmd_inspect_log',
+           'add_inspect_log_parser']
 
 # %% ../../nbs/65_bridges_inspect_log.ipynb #971d1321
 _STOP = {'stop': 'stop', 'length': 'max_tokens', 'error': 'unknown'}
+
+def assistant_content(text: str, reasoning=None):
+    "The assistant's content as Inspect stores a reasoning model's: `[ContentReasoning, ContentText]` when it thought apart, else the text."
+    if not (isinstance(reasoning, str) and reasoning): return text
+    from inspect_ai.model import ContentReasoning, ContentText
+    return [ContentReasoning(reasoning=reasoning), ContentText(text=text)]
 
 def response_sample(bench, item: dict, row: dict, seed: int, model: str):
     "The Inspect sample of one scored response (a row of `Report.scores`): prompt, response, the kit's score."
@@ -32,13 +39,16 @@ def response_sample(bench, item: dict, row: dict, seed: int, model: str):
                   metadata={'voter': voter, 'first_error_step': plain(row['error_step']), 'first_error_type': row['error_type'], 'first_error_detail': row['error_detail'],
                             'partial_credit': float(row['partial']),
                             'scores': {k: v for k, v in row.items() if k != 'response'}})
+    think = (row.get('meta') or {}).get('think_tokens') if isinstance(row.get('meta'), dict) else None
     usage = ModelUsage(input_tokens=row.get('prompt_tokens') or 0, output_tokens=row.get('completion_tokens') or 0,
-                       total_tokens=(row.get('prompt_tokens') or 0) + (row.get('completion_tokens') or 0))
-    output = ModelOutput.from_content(model, (p.assistant_prefix or '') + response, stop_reason=_STOP.get(row.get('finish_reason'), 'unknown'))
+                       total_tokens=(row.get('prompt_tokens') or 0) + (row.get('completion_tokens') or 0),
+                       reasoning_tokens=think if type(think) is int else None)
+    content = assistant_content((p.assistant_prefix or '') + response, row.get('reasoning'))
+    output = ModelOutput.from_content(model, content, stop_reason=_STOP.get(row.get('finish_reason'), 'unknown'))
     output.usage = usage
     inputs = chat_messages(p.messages)
     return EvalSample(id=item['id'], epoch=voter + 1, input=inputs, target=bench.reference(item), output=output,
-                      messages=inputs + [ChatMessageAssistant(content=(p.assistant_prefix or '') + response, model=model)],
+                      messages=inputs + [ChatMessageAssistant(content=content, model=model)],
                       scores={'kit_scorer': score}, model_usage={model: usage}, total_time=row.get('latency_s'),
                       metadata={'split': row.get('split'), 'benchmark': bench.name, 'voter': voter, 'prompt_hash': row.get('prompt_hash'),
                                 'prompt_matches_run': prompt_hash(p) == row.get('prompt_hash'), 'item_hash': row.get('item_hash'),

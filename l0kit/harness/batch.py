@@ -6,8 +6,8 @@
 from __future__ import annotations
 import json
 from pathlib import Path
-from .models import Completion, GenerationParams, Model, ModelSpecError, parse_model_spec
-from .openai_http import _base_url, request_body
+from .models import Completion, Model, ModelSpecError, parse_model_spec
+from .openai_http import RequestFailed, _base_url, completion_of, request_body
 from .runner import RunConfig, build_prompts, make_record, pending_pairs, voter_seed
 from .runs import MAX_RECORD_BYTES, RunError, Shard, append_records, bounded_lines, run_lock
 from .config import open_regular, shown
@@ -42,7 +42,7 @@ def export_batch(benchmark, items: list, out, batch_file, spec: str, run: RunCon
     from l0kit.harness.benchmark import one_turn; one_turn(benchmark, 'a batch file')
     run, shard = run or RunConfig(), shard if isinstance(shard, Shard) else Shard.parse(shard)
     model, voters = BatchModel(spec), run.voters or benchmark.default_voters
-    params = GenerationParams(temperature=run.decoding_temperature, top_p=run.top_p, stop=list(run.stop))
+    params = run.generation_params()  # extra_body included: the batch file holds the bodies the server would get
     url = '/v1/completions' if model.endpoint == 'completions' else '/v1/chat/completions'
     with run_lock(out, force):
         _, todo, _ = pending_pairs(benchmark, model, items, out, run, voters, data, split, limit, shard)
@@ -73,7 +73,10 @@ def completion_from_batch_line(d: dict, endpoint: str = 'chat') -> Completion:
     if not isinstance(usage, dict) or not all(_count(usage.get(k)) for k in ('prompt_tokens', 'completion_tokens')):
         raise ValueError(f"its usage {shown(usage)} is not an object of token counts")
     if finish is not None and not isinstance(finish, str): raise ValueError(f"its finish_reason {shown(finish)} is not a string")
-    return Completion(text, usage.get('prompt_tokens'), usage.get('completion_tokens'), 0.0, finish)
+    try: thought = completion_of(ch, endpoint, usage)  # the thinking and its tokens, read as the online client reads them
+    except RequestFailed as e: raise ValueError(str(e)) from None
+    return Completion(text, usage.get('prompt_tokens'), usage.get('completion_tokens'), 0.0, finish,
+                      reasoning=thought.reasoning, reasoning_tokens=thought.reasoning_tokens)
 
 
 # %% ../../nbs/06a_batch.ipynb #392c2dd2

@@ -15,10 +15,11 @@ from .models import parse_model_spec, load_model
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['THINK_END', 'CARD', 'BENCHMARKS', 'NoConfig', 'make_config', 'answer_part', 'FirstError', 'Reading',
-           'first_difference', 'prefix_credit', 'Option', 'check_options', 'parse_set', 'ItemLayout', 'Benchmark',
-           'read_card', 'stream_seed', 'check_item_ids', 'Turn', 'continue_chat', 'one_turn', 'read_options',
-           'register_benchmark', 'benchmark_names', 'benchmark_class', 'get_benchmark', 'benchmark_of', 'model_for']
+__all__ = ['THINK_END', 'THINK_START', 'UNCLOSED_THINK', 'CARD', 'BENCHMARKS', 'NoConfig', 'make_config', 'answer_part',
+           'unclosed_think', 'FirstError', 'Reading', 'first_difference', 'prefix_credit', 'Option', 'check_options',
+           'parse_set', 'ItemLayout', 'Benchmark', 'read_card', 'stream_seed', 'check_item_ids', 'Turn',
+           'continue_chat', 'one_turn', 'read_options', 'register_benchmark', 'benchmark_names', 'benchmark_class',
+           'get_benchmark', 'benchmark_of', 'model_for']
 
 # %% ../../nbs/04_benchmark.ipynb #c3483895
 @dataclass
@@ -45,6 +46,14 @@ def answer_part(text) -> str:
     text = '' if text is None else text if isinstance(text, str) else str(text)
     i = text.find(THINK_END)
     return text if i < 0 else text[i + len(THINK_END):]
+
+# %% ../../nbs/04_benchmark.ipynb #7343a4db
+THINK_START = '<think>'
+UNCLOSED_THINK = ('authors', 'no_answer')  # read an unclosed <think> whole (the papers' evaluators), or as no answer
+
+def unclosed_think(text) -> bool:
+    "Whether a response opens a `<think>` and never closes it (cut inside its thinking)."
+    return isinstance(text, str) and THINK_START in text and THINK_END not in text
 
 # %% ../../nbs/04_benchmark.ipynb #fd4922eb
 @dataclass

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/09a_eval_cli.ipynb #1cb01725
 from __future__ import annotations
-import argparse, dataclasses, sys
+import argparse, dataclasses, json, sys
 from pathlib import Path
 from .benchmark import benchmark_names, benchmark_of, get_benchmark, model_for, DataError
 from .config import ConfigError, YamlSyntaxError, load_yaml, read_yaml_mapping, terminal_safe
@@ -14,7 +14,8 @@ from .runner import RunConfig, run_eval
 from .runs import RunError, Shard
 
 # %% auto #0
-__all__ = ['USER_ERRORS', 'settings_from_args', 'add_eval_arguments', 'eval_command', 'models_command', 'register_cli']
+__all__ = ['USER_ERRORS', 'extra_body_of', 'settings_from_args', 'add_eval_arguments', 'budget_lines', 'eval_command',
+           'models_command', 'register_cli']
 
 # %% ../../nbs/09a_eval_cli.ipynb #d957ade3
 _RUN_FLAGS = ('voters', 'seed', 'temperature', 'top_p', 'max_new_tokens_cap', 'stop', 'reasoning')
@@ -28,10 +29,18 @@ def _file_settings(path) -> tuple[dict, dict]:
     run_fields = {f.name for f in dataclasses.fields(RunConfig)}
     return {k: v for k, v in d.items() if k in run_fields}, {k: v for k, v in d.items() if k not in run_fields}
 
+def extra_body_of(text: str) -> dict:
+    "The JSON object of `--extra-body`, or a `ConfigError` saying what it must be."
+    try: d = json.loads(text)
+    except (ValueError, RecursionError) as e: raise ConfigError(f"--extra-body takes a JSON object, e.g. '{{\"top_k\": 20}}' ({e})") from None
+    if not isinstance(d, dict): raise ConfigError(f"--extra-body takes a JSON object, e.g. '{{\"top_k\": 20}}', got {terminal_safe(text[:100])}")
+    return d
+
 def settings_from_args(args) -> tuple[RunConfig, dict]:
     "The run settings and the benchmark settings of parsed `eval` arguments."
     run, bench = _file_settings(args.config)
     run.update({k: getattr(args, k) for k in _RUN_FLAGS if getattr(args, k, None) is not None})
+    if getattr(args, 'extra_body', None) is not None: run['extra_body'] = extra_body_of(args.extra_body)
     if old := {k: getattr(args, k) for k in _L0_FLAGS if getattr(args, k, None) is not None}:
         print(f"note: --{', --'.join(k.replace('_', '-') for k in old)} will go in the next release: write --set {' --set '.join(f'{k}={v}' for k, v in old.items())}", file=sys.stderr)
         bench.update(old)
@@ -62,6 +71,8 @@ def add_eval_arguments(p: argparse.ArgumentParser):
     p.add_argument('--top-p', type=float, help='nucleus mass when sampling')
     p.add_argument('--max-new-tokens-cap', type=int, help='upper bound on any generation budget')
     p.add_argument('--stop', action='append', help='a stop string (repeatable), e.g. --stop "```"')
+    p.add_argument('--extra-body', metavar='JSON', help="request fields beyond OpenAI's, sent with every request and recorded, e.g. "
+                   """'{"chat_template_kwargs": {"enable_thinking": false}, "top_k": 20}'""")
     # the L0 shortcuts of earlier releases, kept for one release and hidden: `--set shots=2` is the spelling for every benchmark
     for flag, kind in (('--shots', int), ('--pool-size', int), ('--setup', str), ('--budget-margin', int)): p.add_argument(flag, type=kind, help=argparse.SUPPRESS)
     p.add_argument('--think-bypass', action='store_true', default=None, help=argparse.SUPPRESS)
@@ -103,6 +114,17 @@ def _run(args) -> dict:
     return s | {'simulated': model.simulated}
 
 # %% ../../nbs/09a_eval_cli.ipynb #0b5fa3ee
+def budget_lines(s: dict) -> list[str]:
+    "What a run's summary says of its token budget: responses it cut, those cut while thinking, tokens spent thinking and answering."
+    out = []
+    if s.get('truncated') or s.get('unclosed_think'):
+        out.append(f"{s['truncated']} of {s['complete']} responses were cut by the token budget (finish_reason length); {s['unclosed_think']} "
+                   "end inside an unclosed <think>, read whole as the authors' evaluators do (`l0kit report RUN --set unclosed_think=no_answer`: as no answer)")
+    if s.get('think_tokens'):
+        out.append(f"tokens: {s['think_tokens']:,} thinking, {max(s['completion_tokens'] - s['think_tokens'], 0):,} answering "
+                   f"({s['think_tokens'] / max(s['complete'], 1):,.0f} thinking per response)")
+    return out
+
 def eval_command(args) -> int:
     "Run `l0kit eval`; the exit status."
     s = _run(args)  # a user error or Ctrl-C is reported by `main`, the same way for every command
@@ -110,6 +132,7 @@ def eval_command(args) -> int:
     part = f" (shard {s['shard']})" if s['shard'] != '1/1' else ''
     print(f"{s['complete']}/{s['pairs']} responses{part} in {s['run_dir']} ({s['new']} new, {s['skipped']} already there, "
           f"{s['elapsed_s']} s){' [simulated model]' if s['simulated'] else ''}")
+    for line in budget_lines(s): print(line)
     for why, n in s['problems'].items(): _say(f"warning: {n} responses are unusable ({why}); see {s['run_dir']}/responses.jsonl")
     if s['failed']:
         _say(f"{s['failed']} requests failed, e.g. {terminal_safe(s['first_error'])}\n(every error is in responses.jsonl; the same command "

@@ -33,6 +33,7 @@ class GenerationParams:
     n: int = 1  # completions per prompt
     stop: list = field(default_factory=list)  # strings that end a completion (not included in it)
     max_new_tokens: int | None = None  # overrides every prompt's own budget when set
+    extra_body: dict = field(default_factory=dict)  # request fields beyond OpenAI's (`chat_template_kwargs`, `top_k`), sent as given
 
 @dataclass
 class Completion:
@@ -44,6 +45,8 @@ class Completion:
     finish_reason: str | None = None  # 'stop', 'length' or 'error'
     error: str | None = None  # why the request failed, when it did
     meta: dict = field(default_factory=dict)  # backend-specific extras (a simulated model's injected errors...)
+    reasoning: str | None = None  # the thinking a server returns apart from the answer (`reasoning_content` / `reasoning`)
+    reasoning_tokens: int | None = None  # of `completion_tokens`, those spent thinking (as the server counts them)
 
     def as_dict(self) -> dict: return asdict(self)
 

@@ -10,13 +10,14 @@ from dataclasses import dataclass, field
 from urllib.parse import urlparse
 import aiohttp, requests
 from fastcore.basics import patch
-from .models import Model, Completion, GenerationParams, ModelUnavailable, ModelSpecError, prepare, budget, estimate_tokens
+from .models import Model, Completion, GenerationParams, ModelError, ModelUnavailable, ModelSpecError, prepare, budget, estimate_tokens
 from .prompt import Prompt, render_raw
 from .config import ConfigError, check_value, shown, terminal_safe
 
 # %% auto #0
-__all__ = ['RETRY_STATUS', 'RETRY_AFTER_CAP', 'RequestFailed', 'post_with_retries', 'EventLoopThread', 'ServerFailover', 'Server',
-           'request_body', 'OpenAIModel', 'load_openai']
+__all__ = ['RETRY_STATUS', 'RETRY_AFTER_CAP', 'MAX_ENTRIES', 'TOKEN_FIELDS', 'REASONING_FIELDS', 'RequestFailed',
+           'post_with_retries', 'EventLoopThread', 'ServerFailover', 'Server', 'served_entry', 'engine_version',
+           'request_body', 'OpenAIModel', 'completion_of', 'SettingRefused', 'load_openai']
 
 # %% ../../nbs/02b_openai_http.ipynb #1b95dcbc
 RETRY_STATUS = {408, 429, 500, 502, 503, 504}
@@ -121,17 +122,38 @@ class Server:
     down_until: float = 0.0  # `time.monotonic()` until which it gets no request
     session: requests.Session = field(default_factory=requests.Session, repr=False)  # load-time calls: model list, tokenizer
     tokenize: object = field(default=None, repr=False)  # text -> token count, when the server has a tokenize route
+    described: dict = field(default_factory=dict)  # what it says of itself: `models` (GET /models), `version` (GET /version)
     http: aiohttp.ClientSession | None = field(default=None, repr=False)  # the completions' connection pool, on the model's loop
 
     def __post_init__(self): self.session.mount('http', requests.adapters.HTTPAdapter(pool_maxsize=min(self.concurrency, 64)))
     def up(self) -> bool: return time.monotonic() >= self.down_until
     def info(self) -> dict: return {'url': self.url, 'concurrency': self.concurrency, 'answered': self.answered,
-                                    'handed_off': self.handed_off, 'last_error': self.last_error}
+                                    'handed_off': self.handed_off, 'last_error': self.last_error, **self.described}
+
+# %% ../../nbs/02b_openai_http.ipynb #574f33c8
+MAX_ENTRIES = 16  # `/models` entries kept in run.json: a router may list hundreds
+_DESCRIBED = ('id', 'owned_by', 'root', 'max_model_len')
+
+def served_entry(m: dict) -> dict:
+    "The fields of a `/models` entry a run records (strings cut to 200 characters, numbers as integers)."
+    keep = lambda k, v: v if type(v) is int and k == 'max_model_len' else v[:200] if isinstance(v, str) and k != 'max_model_len' else None
+    return {k: keep(k, m[k]) for k in _DESCRIBED if keep(k, m.get(k)) is not None}
+
+def engine_version(session: requests.Session, url: str, timeout: float) -> dict:
+    "`{'version': ...}` from the server's version route (vLLM's `GET /version`), read within 64 KiB; {} where it has none."
+    try:
+        with session.get(url.removesuffix('/v1') + '/version', timeout=timeout, stream=True) as r:
+            v = json.loads(r.raw.read(1 << 16, decode_content=True)).get('version') if r.status_code == 200 else None
+    except (requests.RequestException, ValueError, AttributeError): return {}
+    return {'version': v[:100]} if isinstance(v, str) and v else {}
 
 # %% ../../nbs/02b_openai_http.ipynb #5c7f1d70
-def request_body(prompt, model: str, params: GenerationParams, n: int = 1, seed: int | None = None, endpoint: str = 'chat') -> dict:
-    "The JSON body of an OpenAI-compatible request for `prompt`."
-    d = {'model': model, 'max_tokens': budget(prompt, params), 'temperature': params.temperature, 'n': n}
+TOKEN_FIELDS = ('max_tokens', 'max_completion_tokens')  # OpenAI's reasoning models take only the second; older servers only the first
+
+def request_body(prompt, model: str, params: GenerationParams, n: int = 1, seed: int | None = None, endpoint: str = 'chat',
+                 token_field: str = 'max_tokens') -> dict:
+    "The JSON body of an OpenAI-compatible request for `prompt` (the budget under `token_field`; `params.extra_body` added as given)."
+    d = {'model': model, token_field: budget(prompt, params), 'temperature': params.temperature, 'n': n}
     if params.temperature > 0: d['top_p'] = params.top_p
     if params.stop: d['stop'] = list(params.stop)
     if seed is not None: d['seed'] = seed % 2 ** 31
@@ -140,7 +162,7 @@ def request_body(prompt, model: str, params: GenerationParams, n: int = 1, seed:
         d['messages'] = prompt.messages + [{'role': 'assistant', 'content': prompt.assistant_prefix}]
         d.update(continue_final_message=True, add_generation_prompt=False)
     else: d['messages'] = prompt.messages
-    return d
+    return d | params.extra_body  # `RunConfig` refuses extra fields that the run sets itself
 
 # %% ../../nbs/02b_openai_http.ipynb #65b2d443
 def _shut_down(servers: list, holder: list):
@@ -167,8 +189,10 @@ class OpenAIModel(Model):
 
     def __init__(self, base_url: str | list, model: str = '', endpoint: str = 'chat', api_key_env: str = 'OPENAI_API_KEY',
                  concurrency: int = 8, timeout: float = 600, max_retries: int = 5, backoff: float = 1.0,
-                 server_retries: int = 1, cooldown: float = 60.0):
+                 server_retries: int = 1, cooldown: float = 60.0, token_field: str = 'max_tokens'):
         if endpoint not in ('chat', 'completions'): raise ModelSpecError(f"endpoint must be chat or completions, got {shown(endpoint)}")
+        if token_field not in TOKEN_FIELDS: raise ModelSpecError(f"token_field must be {' or '.join(TOKEN_FIELDS)}, got {shown(token_field)}")
+        self.token_field = token_field  # the budget's field: switched once for the run when a server's 400 asks for the other
         concurrency, timeout, max_retries = _option('concurrency', concurrency, int, 1), _option('timeout', timeout, float, 0.001), _option('max_retries', max_retries, int, 0)
         backoff, server_retries, cooldown = _option('backoff', backoff, float, 0), _option('server_retries', server_retries, int, 0), _option('cooldown', cooldown, float, 0)
         urls = [_base_url(u) for u in ([base_url] if isinstance(base_url, str) else base_url)]
@@ -182,7 +206,7 @@ class OpenAIModel(Model):
         self._counts, self._holder = {}, [None]  # token counts by text; the event loop, made at the first request
         self._finalizer = weakref.finalize(self, _shut_down, self.servers, self._holder)  # also when never closed
         self.name = self._check_servers(model, api_key_env)
-        for s in self.servers: s.tokenize = self._find_tokenizer(s)
+        for s in self.servers: s.tokenize = self._find_tokenizer(s); s.described |= engine_version(s.session, s.url, min(self.timeout, 10))
         self._tokenize = next((s.tokenize for s in self.servers if s.tokenize), None)
 
     def _models(self, s: Server, api_key_env) -> list[str]:
@@ -192,13 +216,17 @@ class OpenAIModel(Model):
             raise ModelUnavailable(f"no OpenAI-compatible server answers at {s.url} ({type(e).__name__}); start it "
                                    "(e.g. `python -m llama_cpp.server --model FILE --port 8000`, `vllm serve MODEL`) or fix the URL") from None
         if r.status_code in (401, 403): raise ModelUnavailable(f"{s.url} refused the request (HTTP {r.status_code}); set ${api_key_env} to a valid key")
-        try: return [m['id'] for m in r.json()['data']]
+        try: entries = [m for m in r.json()['data'] if isinstance(m, dict) and isinstance(m.get('id'), str)]
         except (ValueError, KeyError, TypeError): return []
+        s.described = {**s.described, 'models': [served_entry(m) for m in entries[:MAX_ENTRIES]]}
+        return [m['id'] for m in entries]
 
     def _check_servers(self, model: str, api_key_env) -> str:
         "The served model's name; with several servers, those that do not answer are set aside with a warning."
         if len(self.servers) == 1:
-            if model: return model
+            if model:
+                with contextlib.suppress(ModelUnavailable): self._models(self.servers[0], api_key_env)  # what it says of itself
+                return model
             names = self._models(self.servers[0], api_key_env)
             if not names: raise ModelUnavailable(f"{self.servers[0].url}/models lists no model; name one with `#MODEL`")
             return names[0]
@@ -239,8 +267,9 @@ class OpenAIModel(Model):
 
     def info(self):
         d = {**super().info(), 'base_url': self.base, 'endpoint': self.endpoint, 'concurrency': self.concurrency,
-             'server_tokenizer': self._tokenize is not None}
+             'server_tokenizer': self._tokenize is not None, 'token_field': self.token_field}
         if len(self.servers) > 1: d.update(servers=[s.info() for s in self.servers], handed_off=sum(s.handed_off for s in self.servers))
+        else: d['server'] = self.servers[0].described  # what the server says of itself: its models (max_model_len), its version
         return d
 
     @property
@@ -249,6 +278,56 @@ class OpenAIModel(Model):
     def close(self):
         "Close the connections and stop the client's event loop."
         self._finalizer()
+
+# %% ../../nbs/02b_openai_http.ipynb #c0534272
+REASONING_FIELDS = ('reasoning_content', 'reasoning')  # vLLM / SGLang; OpenRouter and vLLM from 0.10
+
+def completion_of(c: dict,  # one choice of the reply
+                  endpoint: str, usage: dict,  # 'chat' or 'completions'; the reply's usage
+                  n_choices: int = 1, latency_s: float = 0.0,  # the choices that share the usage; the request's seconds
+                 ) -> Completion:
+    "One choice as a `Completion`: the answer (`content`), the thinking (`reasoning_content` or `reasoning`), the tokens of each; `RequestFailed` when they are not text."
+    m = c.get('message') if isinstance(c.get('message'), dict) else {}
+    text = m.get('content') if endpoint == 'chat' else c.get('text')
+    thought = next((m[k] for k in REASONING_FIELDS if m.get(k) is not None), None)
+    for what, v in (('completion', text), ('reasoning', thought)):
+        if not isinstance(v, (str, type(None))): raise RequestFailed(f"the server's {what} is not text: {str(c)[:200]}", True)
+    share = lambda v: v // n_choices if type(v) is int and v >= 0 else None
+    details = usage.get('completion_tokens_details')
+    return Completion(text or '', usage.get('prompt_tokens') if type(usage.get('prompt_tokens')) is int else None,
+                      share(usage.get('completion_tokens')), latency_s, c.get('finish_reason') if isinstance(c.get('finish_reason'), str) else None,
+                      reasoning=thought or None, reasoning_tokens=share(details.get('reasoning_tokens')) if isinstance(details, dict) else None)
+
+# %% ../../nbs/02b_openai_http.ipynb #d602c1ef
+class SettingRefused(ModelError, ConfigError):
+    "A server refuses a setting of the run (a reasoning model's temperature); the message says which flag to change."
+
+_FIXES = {'temperature': 'run with --temperature 1', 'top_p': 'run with --top-p 1', 'stop': 'run without --stop',
+          'seed': 'the seed is sent when sampling: run greedy (--temperature 0) or use another server'}
+_OWN_FIELDS = {'model', 'messages', 'prompt', 'n', 'continue_final_message', 'add_generation_prompt', *TOKEN_FIELDS}  # the client's
+
+def _error_of(text: str) -> tuple[str | None, str]:
+    "(the `param`, the message) of an OpenAI-style error in a `RequestFailed`'s text (`HTTP 400: {...}`)."
+    try: err = json.loads(text.partition(': ')[2]).get('error')
+    except (ValueError, AttributeError): err = None
+    if isinstance(err, dict): return (err.get('param') if isinstance(err.get('param'), str) else None), str(err.get('message', ''))[:200]
+    return None, text.partition(': ')[2][:200]
+
+@patch
+def _refused(self: OpenAIModel, s: Server, e: RequestFailed, body: dict) -> bool:
+    "True when a 400 asks for the budget's other field (kept for the run from now on); `SettingRefused` when it refuses a setting the run sent."
+    if not str(e).startswith('HTTP 400'): return False
+    sent = next(f for f in TOKEN_FIELDS if f in body)
+    other = TOKEN_FIELDS[1 - TOKEN_FIELDS.index(sent)]
+    if self.token_field != sent: return True  # another request learned it meanwhile
+    if other in str(e): self.token_field = other; return True
+    param, message = _error_of(str(e))
+    for k in body:
+        if k in _FIXES or k not in _OWN_FIELDS:  # a setting of the run, or a field of its extra_body
+            if param == k or (f"'{k}'" in message and 'nsupported' in message):
+                fix = _FIXES.get(k) or f"leave {k} out of the run's extra_body (--extra-body, `run: extra_body`)"
+                raise SettingRefused(terminal_safe(f"{s.url} refuses {k}={json.dumps(body[k])[:60]} for {self.name} ({message}); {fix}"))
+    return False
 
 # %% ../../nbs/02b_openai_http.ipynb #92d2e6de
 @patch
@@ -263,23 +342,25 @@ def _http(self: OpenAIModel, s: Server) -> aiohttp.ClientSession:
 @patch
 async def _one(self: OpenAIModel, s: Server, p, params, seed) -> tuple[list[Completion], RequestFailed | None]:
     "The `params.n` completions of one prompt from server `s`, or those it got and the failure that stopped it."
-    out, retries = [], 0
+    out, retries, switched = [], 0, False
     url = f"{s.url}/{'chat/completions' if self.endpoint == 'chat' else 'completions'}"
     tries = self.max_retries if len(self.servers) == 1 else self.server_retries
     while len(out) < params.n:  # servers that ignore `n` (llama.cpp) answer with one choice: ask again
         t0 = time.perf_counter()
-        body = request_body(p, self.name, params, params.n - len(out), seed, self.endpoint)
+        body = request_body(p, self.name, params, params.n - len(out), seed, self.endpoint, self.token_field)
         try: j, r = await post_with_retries(self._http(s), url, body, self.timeout, tries, self.backoff)
-        except RequestFailed as e: return out, e
+        except RequestFailed as e:
+            if not switched and self._refused(s, e, body): switched = True; continue  # the budget's other field, once
+            return out, e
         retries += r
         choices, usage = j['choices'], j.get('usage') if isinstance(j.get('usage'), dict) else {}
-        lat = time.perf_counter() - t0
+        lat, fp = time.perf_counter() - t0, j.get('system_fingerprint')
         for c in choices:
-            text = (c.get('message') if isinstance(c.get('message'), dict) else {}).get('content') if self.endpoint == 'chat' else c.get('text')
-            if not isinstance(text, (str, type(None))): return out, RequestFailed(f"the server's completion is not text: {str(c)[:200]}", True)
-            ct = usage.get('completion_tokens')
-            out.append(Completion(text or '', usage.get('prompt_tokens'), ct // len(choices) if isinstance(ct, int) else None, lat,
-                                  c.get('finish_reason'), meta={'retries': retries} if retries else {}))
+            try: got = completion_of(c, self.endpoint, usage, len(choices), lat)
+            except RequestFailed as e: return out, e
+            if retries: got.meta['retries'] = retries
+            if isinstance(fp, str) and fp: got.meta['system_fingerprint'] = fp[:100]
+            out.append(got)
         if seed is not None: seed += 1
     return out[:params.n], None
 
@@ -308,6 +389,8 @@ async def _dispatch(self: OpenAIModel, jobs, params: GenerationParams, deliver, 
                 await idle(1.0 if s.up() else min(1.0, s.down_until - time.monotonic())); continue
             st['inflight'] += 1
             try: out, err = await self._one(s, job[1], params, job[2])
+            except SettingRefused as e:  # every request would be refused: nothing new starts, what is in flight is kept
+                st['exhausted'], st['error'] = True, e; back.clear(); continue
             finally: st['inflight'] -= 1
             if err is not None and err.retry and any(o.up() for o in self.servers if o is not s):
                 if s.up(): warnings.warn(terminal_safe(f"server {s.url} failed ({err}); its requests go to the other servers for {self.cooldown:g} s"), ServerFailover)  # a server's words
@@ -370,9 +453,10 @@ def load_openai(arg: str, *,
                 backoff: float = 1.0,  # first retry delay in seconds, doubled each time
                 server_retries: int = 1,  # retries on one server before its request goes to another (several servers)
                 cooldown: float = 60.0,  # seconds a failed server is set aside (several servers)
+                token_field: str = 'max_tokens',  # the budget's field: max_completion_tokens for OpenAI's reasoning models (else learned from a 400)
                ) -> OpenAIModel:
     "The model of an `openai:URL#MODEL` or `openai:URL1|URL2|...#MODEL` spec."
     urls, _, model = arg.partition('#')
     if not urls: raise ModelSpecError("openai needs a URL: `openai:http://localhost:8000/v1#MODEL`")
     return OpenAIModel(urls.split('|'), model, endpoint, api_key_env, concurrency, timeout, max_retries, backoff,
-                       server_retries, cooldown)  # each option checked by the model: a finite number in range
+                       server_retries, cooldown, token_field)  # each option checked by the model: a finite number in range

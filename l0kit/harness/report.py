@@ -4,17 +4,18 @@
 
 # %% ../../nbs/07a_report.ipynb #8a918bb2
 from __future__ import annotations
-import json, math
+import collections, json, math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 import pandas as pd
 import l0kit
-from .benchmark import get_benchmark, check_options, read_options
+from .benchmark import get_benchmark, check_options, read_options, unclosed_think, UNCLOSED_THINK
+from .config import ConfigError, shown
 from .runs import Record, RunError, read_run
 
 # %% auto #0
 __all__ = ['RESPONSE_COLUMNS', 'RunGroup', 'run_key', 'group_runs', 'missing_shards', 'group_responses', 'group_items',
-           'check_items', 'Report', 'report_group', 'report', 'report_json']
+           'check_items', 'budget_counts', 'read_unclosed', 'Report', 'report_group', 'report', 'report_json']
 
 # %% ../../nbs/07a_report.ipynb #71caf477
 @dataclass
@@ -104,6 +105,26 @@ def check_items(responses: pd.DataFrame, items: dict, bench):
             raise RunError(f"item {i!r} of the data set differs from the one the responses answer (regenerated or edited since "
                            "the run); pass the data set the run was made from (--data)")
 
+# %% ../../nbs/07a_report.ipynb #069a563f
+def budget_counts(responses: pd.DataFrame, meta: dict, rule: str = 'authors') -> dict:
+    "What the budget cut and what the model thought among the scored `responses`, and the server `meta` (run.json) records."
+    think = [m.get('think_tokens') if isinstance(m, dict) and type(m.get('think_tokens')) is int else 0 for m in responses['meta']]
+    prints = [m.get('system_fingerprint') for m in responses['meta'] if isinstance(m, dict) and isinstance(m.get('system_fingerprint'), str)]
+    tokens = int(sum(t for t in responses['completion_tokens'] if type(t) is int))
+    server = (meta.get('model_info') or {}).get('server') or {}
+    out = {'truncated': int((responses['finish_reason'] == 'length').sum()), 'unclosed_think': int(sum(map(unclosed_think, responses['response']))),
+           'unclosed_think_read_as': rule, 'think_tokens': int(sum(think)), 'answer_tokens': max(tokens - int(sum(think)), 0),
+           'with_reasoning': int(responses['reasoning'].notna().sum())}
+    if server: out['server'] = server
+    if prints: out['system_fingerprints'] = dict(collections.Counter(prints).most_common(8))
+    return out
+
+def read_unclosed(responses: pd.DataFrame, rule: str) -> pd.DataFrame:
+    "The responses as `rule` reads them: 'authors' as they are, 'no_answer' with an unclosed `<think>`'s response emptied."
+    if rule not in UNCLOSED_THINK: raise ConfigError(f"unclosed_think must be {' or '.join(UNCLOSED_THINK)}, got {shown(rule)}")
+    if rule == 'authors': return responses
+    return responses.assign(response=[('' if unclosed_think(t) else t) for t in responses['response']])
+
 # %% ../../nbs/07a_report.ipynb #42859f7f
 @dataclass
 class Report:
@@ -118,12 +139,14 @@ class Report:
     scores: pd.DataFrame | None = None  # one row per scored response
     items: dict | None = None  # the data items by id (for views of the responses)
     options: dict = field(default_factory=dict)  # the report options, checked against the benchmark's declared ones
+    budget: dict = field(default_factory=dict)  # `budget_counts`: responses cut, thinking and answer tokens, the server
 
 # %% ../../nbs/07a_report.ipynb #d624ed86
 def report_group(group: RunGroup, data=None, **options) -> Report:
     "Score one group of run folders and make its benchmark's tables."
     m = group.meta
     bench = get_benchmark(m['benchmark'], m['benchmark_config'])
+    rule = options.pop('unclosed_think', 'authors')  # every benchmark's option: read by the harness, not the benchmark
     opts = check_options(bench.options, options, f"the {bench.name} report")
     s_opts = read_options(bench, opts)
     t_opts = {k: v for k, v in opts.items() if k not in s_opts}
@@ -134,12 +157,13 @@ def report_group(group: RunGroup, data=None, **options) -> Report:
     notes += [f"shard {s} is missing: the tables cover part of the run" for s in missing_shards(group)]
     if unanswered := len(set(items) - set(responses['id'])):
         notes.append(f"{unanswered} of {len(items)} items have no scored response yet: the tables cover the other {len(items) - unanswered}")
-    scores = bench.score_frame(responses, items, **s_opts)
+    budget = budget_counts(responses, m, rule)
+    scores = bench.score_frame(read_unclosed(responses, rule), items, **s_opts)
     voters = sorted({r.meta['run_config'].get('voters') or 0 for r in group.runs})
     if len(voters) > 1: notes.append(f"the folders hold runs of {', '.join(map(str, voters))} voters; each folder's own are scored")
     return Report(m['benchmark'], m['model_identity'], bool(m.get('simulated')),
                   {'benchmark': m['benchmark_config'], 'run': {**m['run_config'], 'voters': voters[-1] or None}},
-                  len(scores), bench.tables(scores, items=items, **t_opts), notes, scores, items, opts)
+                  len(scores), bench.tables(scores, items=items, **t_opts), notes, scores, items, opts, budget)
 
 def report(run_dirs: list, data=None, **options) -> list[Report]:
     "One `Report` per run among the folders (shards and splits merged)."
@@ -153,5 +177,5 @@ def _table_json(df: pd.DataFrame) -> dict:
 def report_json(reports: list[Report]) -> str:
     "The reports' numbers as JSON: benchmark, model, settings, response count and tables."
     return json.dumps({'kit_version': l0kit.__version__, 'reports': [
-        {'benchmark': r.benchmark, 'model': r.model, 'simulated': r.simulated, 'settings': r.settings, 'responses': r.responses,
+        {'benchmark': r.benchmark, 'model': r.model, 'simulated': r.simulated, 'settings': r.settings, 'responses': r.responses, 'budget': r.budget,
          'notes': r.notes, 'tables': {k: _table_json(v) for k, v in r.tables.items()}} for r in reports]}, indent=1)

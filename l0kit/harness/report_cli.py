@@ -10,14 +10,29 @@ from .report import report, report_json
 from .config import mathtext_safe, terminal_safe
 
 # %% auto #0
-__all__ = ['print_report', 'report_options', 'cmd_report', 'add_report_options', 'register_cli']
+__all__ = ['budget_text', 'print_report', 'report_options', 'cmd_report', 'add_report_options', 'register_cli']
 
 # %% ../../nbs/09b_report_cli.ipynb #e93a81ce
+def budget_text(b: dict, n: int) -> list[str]:
+    "The report's lines on the server, the token budget and the thinking (`Report.budget`)."
+    out, s = [], b.get('server') or {}
+    if s or b.get('system_fingerprints'):
+        ctx = ', '.join(f"{m['id']} (max_model_len {m['max_model_len']})" if 'max_model_len' in m else m['id'] for m in s.get('models', []))
+        fps = ', '.join(f"{k} ({v})" for k, v in (b.get('system_fingerprints') or {}).items())
+        out.append('   server: ' + ' | '.join(x for x in (f"version {s['version']}" if s.get('version') else '', ctx,
+                                                           f"system_fingerprint {fps}" if fps else '') if x))
+    if b.get('truncated') or b.get('unclosed_think'):
+        out.append(f"   cut by the token budget: {b['truncated']:,} of {n:,} responses; {b['unclosed_think']:,} inside an unclosed <think>, read "
+                   + ("whole (the authors' rule; --set unclosed_think=no_answer reads them as no answer)" if b['unclosed_think_read_as'] == 'authors' else 'as no answer'))
+    if b.get('think_tokens'): out.append(f"   tokens: {b['think_tokens']:,} thinking, {b['answer_tokens']:,} answering")
+    return out
+
 def print_report(r) -> None:
     "One report as text."
     sim = ' (SIMULATED: not a language model)' if r.simulated else ''
     out = [f"== {r.benchmark} | model {r.model}{sim} | {r.responses:,} responses scored by l0kit {l0kit.__version__}",
            f"   settings: {r.settings['benchmark']} | voters {r.settings['run'].get('voters')}, seed {r.settings['run'].get('seed')}"]
+    out += budget_text(r.budget, r.responses)
     out += [f"   note: {n}" for n in r.notes] + [f"\n{name}\n{t.round(2).to_string()}" for name, t in r.tables.items()]
     print(terminal_safe('\n'.join(out)) + '\n')  # names and table cells can hold a model's text: no control character reaches the terminal
 

@@ -4,21 +4,21 @@
 
 # %% ../../nbs/06_runner.ipynb #40271c56
 from __future__ import annotations
-import contextlib, dataclasses, inspect, os, random, signal, threading, time
+import contextlib, dataclasses, inspect, os, random, signal, threading, time, warnings
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from .config import ConfigError, YamlConfig, check_value
 from .models import GenerationParams, Model
 from .prompt import Prompt, prompt_hash
-from .benchmark import check_item_ids
+from .benchmark import check_item_ids, unclosed_think
 from .runs import (Record, RecordError, RecordWriter, RunError, iter_records, Shard, model_identity, new_run_meta, read_meta,
                                 run_lock, same_run, write_meta, RUN_FILE, RESPONSES_FILE)
 
 # %% auto #0
-__all__ = ['TURNS_DIR', 'RunConfig', 'draw_demonstrations', 'generation_budget', 'split_think', 'open_run', 'check_resume',
-           'make_record', 'pending_pairs', 'Stopped', 'stop_on_signals', 'with_run', 'build_prompt', 'build_prompts',
-           'run_eval', 'summarize_run', 'new_messages', 'read_turns', 'Conversation', 'next_prompt',
-           'resume_conversation', 'turn_record', 'final_record']
+__all__ = ['TURNS_DIR', 'RunConfig', 'draw_demonstrations', 'generation_budget', 'split_think', 'think_tokens', 'ServerChanged',
+           'server_change', 'open_run', 'check_resume', 'make_record', 'pending_pairs', 'Stopped', 'stop_on_signals',
+           'with_run', 'build_prompt', 'build_prompts', 'run_eval', 'summarize_run', 'new_messages', 'read_turns',
+           'Conversation', 'next_prompt', 'resume_conversation', 'turn_record', 'final_record']
 
 # %% ../../nbs/06_runner.ipynb #e7dc0d6f
 @dataclass
@@ -33,6 +33,10 @@ class RunConfig(YamlConfig):
     reasoning_budget_factor: int = 20  # budget multiplier for reasoning models
     max_new_tokens_cap: int | None = None  # an upper bound on any budget (a server's context limit)
     stop: list = field(default_factory=list)  # stop strings
+    extra_body: dict = field(default_factory=dict)  # request fields beyond OpenAI's, sent with every request (`chat_template_kwargs`, `top_k`)
+    OWN_FIELDS = {'model': 'the model spec', 'messages': 'the prompt', 'prompt': 'the prompt', 'n': 'the voters', 'stream': 'the client',
+                  'temperature': '--temperature', 'top_p': '--top-p', 'max_tokens': 'the budget', 'max_completion_tokens': 'the budget',
+                  'stop': '--stop', 'seed': '--seed'}  # request fields the run itself sends
     MAX_VOTERS = 10_000  # ten times the most any paper draws (1,024): a larger count is a typo, not a run
 
     def __post_init__(self):
@@ -42,12 +46,20 @@ class RunConfig(YamlConfig):
         c('top_p', float, minimum=0.0, maximum=1.0); c('reasoning_budget_factor', int, minimum=1)
         c('max_new_tokens_cap', int, minimum=1, optional=True); c('stop', list)
         if not all(isinstance(s, str) and s for s in self.stop): raise ConfigError("RunConfig.stop must be a list of non-empty strings")
+        c('extra_body', dict)
+        if taken := sorted(set(self.extra_body) & set(self.OWN_FIELDS)):
+            raise ConfigError(f"RunConfig.extra_body may not set {', '.join(map(str, taken))}: the run sets {'it' if len(taken) == 1 else 'them'} "
+                              f"({', '.join(self.OWN_FIELDS[k] for k in taken)})")
 
     @property
     def decoding_temperature(self) -> float:
         "The temperature actually used."
         if self.temperature is not None: return self.temperature
         return self.reasoning_temperature if self.reasoning else 0.0
+
+    def generation_params(self) -> GenerationParams:
+        "The decoding settings every request of the run is sent with."
+        return GenerationParams(temperature=self.decoding_temperature, top_p=self.top_p, stop=list(self.stop), extra_body=dict(self.extra_body))
 
 # %% ../../nbs/06_runner.ipynb #4d90a2c7
 from .models import voter_seed  # one seed per (item, voter), shared with the simulated models
@@ -76,7 +88,25 @@ def split_think(text: str) -> tuple[str | None, str]:
     thought, _, answer = text.partition('</think>')
     return thought.replace('<think>', '', 1), answer
 
+# %% ../../nbs/06_runner.ipynb #f0543e45
+def think_tokens(c, model) -> dict:
+    "`{'think_tokens': n}` for a completion that thought (the server's count, else its reasoning or `<think>` block counted), else {}."
+    if c.reasoning_tokens: return {'think_tokens': c.reasoning_tokens}
+    thought = c.reasoning if c.reasoning else split_think(c.text or '')[0]
+    return {} if thought is None else {'think_tokens': model.count_tokens(thought)}
+
 # %% ../../nbs/06_runner.ipynb #eaaba4e7
+class ServerChanged(UserWarning):
+    "A run resumed against a server that reports another engine version or context than the one that began it."
+
+def server_change(old_info, new_info) -> str | None:
+    "What differs between the servers two `model_info`s record (version, max_model_len), or None."
+    o, n = ((i or {}).get('server') or {} for i in (old_info, new_info))
+    ctx = lambda s: {m.get('id'): m.get('max_model_len') for m in s.get('models', []) if isinstance(m, dict)}
+    diffs = [f"engine version {o.get('version')} -> {n.get('version')}"] if o.get('version') != n.get('version') and o.get('version') and n.get('version') else []
+    if ctx(o) and ctx(n) and ctx(o) != ctx(n): diffs.append(f"models and max_model_len {ctx(o)} -> {ctx(n)}")
+    return f"the server answering this resume differs from the one that began the run ({'; '.join(diffs)}): scores may shift" if diffs else None
+
 def open_run(out, benchmark, model: Model, run: RunConfig, voters: int, data: str, split: str,
              limit: int | None, shard: Shard) -> dict:
     "Create the run folder's `run.json`, or check that the one there describes the same run and log the resume."
@@ -94,6 +124,9 @@ def open_run(out, benchmark, model: Model, run: RunConfig, voters: int, data: st
             raise RunError(f"{out} holds a run of {had} voters; resume it with --voters {had} (more voters extend it), or evaluate {voters} "
                            "voters into a new --out folder")
         old.setdefault('resumes', []).append({'at': meta['created'], 'kit_version': meta['kit_version'], 'model': model.spec, 'limit': limit, 'voters': voters})
+        if note := server_change(old.get('model_info'), meta['model_info']):  # noted, not refused: the same model on an upgraded engine
+            old['resumes'][-1].update(note=note, server=meta['model_info'].get('server'))
+            warnings.warn(note, ServerChanged)
         meta = old | {'limit': limit, 'run_config': meta['run_config']}
     write_meta(out, meta)
     return meta
@@ -121,12 +154,11 @@ def check_resume(benchmark, items: list, records, seed: int = 0, out=''):
 def make_record(item, voter, prompt, item_hash, c, model) -> Record:
     "The record of one completion of one (item, voter) pair, cut to the run format's line bound as it will be on disk (`Record.fitted`)."
     meta = {k: v for k, v in c.meta.items() if k != 'batch'}
-    thought, _ = split_think(c.text or '')
-    if thought is not None: meta['think_tokens'] = model.count_tokens(thought)  # the paper's table 10 counts these
+    meta.update(think_tokens(c, model))
     return Record(id=item['id'], voter=voter, response=None if c.error else c.text, split=item.get('split'),
                   prompt_hash=prompt_hash(prompt), item_hash=item_hash, prompt_tokens=c.prompt_tokens,
                   completion_tokens=c.completion_tokens, latency_s=round(c.latency_s or 0.0, 4), error=c.error,
-                  finish_reason=c.finish_reason, meta=meta).fitted()
+                  finish_reason=c.finish_reason, meta=meta, reasoning=None if c.error else c.reasoning).fitted()
 
 def _progress(total, enabled):
     from tqdm.auto import tqdm
@@ -200,7 +232,7 @@ def _interrupted(e: BaseException, saved: str, resume: str = 'resume'):
     raise RunError(note) from e
 
 def _generate(benchmark, model, run, out, todo, hashes, progress) -> tuple[int, int]:
-    params = GenerationParams(temperature=run.decoding_temperature, top_p=run.top_p, stop=list(run.stop))
+    params = run.generation_params()
     writer = RecordWriter(out)
     tally = _Tally(len(todo), progress, writer)
     try:
@@ -259,22 +291,23 @@ def run_eval(benchmark,  # a `Benchmark` instance (its settings included)
 
 # %% ../../nbs/06_runner.ipynb #82ee2a5b
 def summarize_run(benchmark, items: list, out, voters: int, shard: Shard = Shard()) -> dict:
-    "Counts of what a run folder holds for these items: complete, failed, empty and unusable responses (read streaming)."
+    "Counts of what a run folder holds for these items: complete, failed, empty and unusable responses, cut ones, tokens (read streaming)."
     by_id = {it['id']: it for it in items}
-    last, bad = {}, 0  # (split, id, voter) -> (error, problem) of its last record
+    last, bad = {}, 0  # (split, id, voter) -> (error, problem, cut by the budget, unclosed <think>, think tokens, completion tokens)
     for _, r in iter_records(out):
         if isinstance(r, RecordError): bad += 1; continue
         if r.id not in by_id or r.voter >= voters: continue
         st = (r.error, None) if r.failed else (None, 'empty' if not r.response.strip() else benchmark.response_problem(by_id[r.id], r.response))
-        last.pop(r.key, None); last[r.key] = st
-    problems, errors, complete = {}, [], 0
-    for err, why in last.values():
+        last.pop(r.key, None); last[r.key] = st + (r.finish_reason == 'length', unclosed_think(r.response), r.meta.get('think_tokens'), r.completion_tokens)
+    problems, errors, complete, count = {}, [], 0, dict.fromkeys(('truncated', 'unclosed_think', 'think_tokens', 'completion_tokens'), 0)
+    for err, why, cut, unclosed, think, tokens in last.values():
         if err is not None: errors.append(err); continue
         complete += 1
         if why: problems[why] = problems.get(why, 0) + 1
+        for k, v in zip(count, (cut, unclosed, think, tokens)): count[k] += v if type(v) in (int, bool) else 0
     pairs = sum(shard.holds(i, v) for i in by_id for v in range(voters))
     return {'run_dir': str(out), 'pairs': pairs, 'complete': complete, 'failed': len(errors), 'shard': str(shard),
-            'first_error': errors[0] if errors else None, 'problems': problems, 'bad_lines': bad}
+            'first_error': errors[0] if errors else None, 'problems': problems, 'bad_lines': bad} | count
 
 # %% ../../nbs/06_runner.ipynb #57eeb2f1
 from .benchmark import Turn
@@ -345,7 +378,7 @@ def final_record(conv: Conversation) -> Record:
 # %% ../../nbs/06_runner.ipynb #a4c77777
 def _generate_turns(benchmark, model, run, out, todo, hashes, progress) -> tuple[int, int]:
     "`_generate` for a benchmark of several turns: rounds of one turn per open conversation, each turn on disk before the next is asked."
-    params = GenerationParams(temperature=run.decoding_temperature, top_p=run.top_p, stop=list(run.stop))
+    params = run.generation_params()
     stored = read_turns(out, {(it.get('split'), it['id'], v) for it, v in todo})
     convs = [resume_conversation(benchmark, model, run, it, v, stored.get((it.get('split'), it['id'], v), {}), hashes[it['id']], out)
              for it, v in todo]

@@ -42,6 +42,7 @@ class Record:
     error: str | None = None  # why the request failed (retried on resume), or None
     finish_reason: str | None = None  # 'stop', 'length', 'error', ...
     meta: dict = field(default_factory=dict)  # what the backend or benchmark adds (injected errors, think tokens)
+    reasoning: str | None = None  # the thinking a server returned apart from `response` (left out of the line when None)
 
     @property
     def failed(self) -> bool: return self.error is not None
@@ -52,6 +53,7 @@ class Record:
     def _line(self) -> str:
         d = {k: getattr(self, k) for k in _FIELDS}
         if not d['meta']: del d['meta']
+        if d['reasoning'] is None: del d['reasoning']
         return json.dumps(d, ensure_ascii=False)
 
     def to_json(self) -> str:
@@ -63,7 +65,7 @@ class Record:
         "The record if its line fits `MAX_RECORD_BYTES`; else a copy with its response (then its error) cut to fit, `finish_reason` 'length' and a note in `meta['cut']`."
         if _fits(self._line()): return self
         r = dataclasses.replace(self, meta={**self.meta, 'cut': f"cut to fit the run format's {MAX_RECORD_BYTES:,}-byte line"}, finish_reason='length')
-        for k in ('response', 'error'):
+        for k in ('reasoning', 'response', 'error'):  # the thinking is cut first: the answer is what is scored
             over = _size(r._line()) - MAX_RECORD_BYTES
             if over > 0 and getattr(r, k): setattr(r, k, _cut(getattr(r, k), _size(json.dumps(getattr(r, k), ensure_ascii=False)) - 2 - over))
         if _fits(r._line()): return r
@@ -88,7 +90,7 @@ class RecordError(DataError):
     "A line of responses.jsonl that does not fit the record format."
 
 _TYPES = {'response': str, 'split': str, 'prompt_hash': str, 'item_hash': str, 'prompt_tokens': int,
-          'completion_tokens': int, 'latency_s': (int, float), 'error': str, 'finish_reason': str, 'meta': dict}
+          'completion_tokens': int, 'latency_s': (int, float), 'error': str, 'finish_reason': str, 'meta': dict, 'reasoning': str}
 _KNOWN = frozenset(f.name for f in fields(Record))
 _EXACT = tuple((k, t) for k, t in _TYPES.items() if k != 'latency_s')
 
@@ -358,7 +360,7 @@ class Shard:
 
 # %% ../../nbs/05_runs.ipynb #cd88e59f
 OPERATIONAL_OPTIONS = {'timeout', 'concurrency', 'max_retries', 'retries', 'backoff', 'deadline', 'retry_after_cap', 'server_retries',
-                       'cooldown', 'threads', 'batch', 'gpu_layers', 'prefix_cache'}
+                       'cooldown', 'threads', 'batch', 'gpu_layers', 'prefix_cache', 'token_field'}
 
 def model_identity(spec: str) -> str:
     "The model spec without the options that do not change what the model answers (and a server's address)."
@@ -387,7 +389,7 @@ def new_run_meta(benchmark: str,  # registry name
 
 def _comparable(meta: dict, key: str):
     v = meta.get(key)
-    return {**v, 'voters': None} if key == 'run_config' and isinstance(v, dict) else v
+    return {'extra_body': {}, **v, 'voters': None} if key == 'run_config' and isinstance(v, dict) else v  # folders from before extra_body: none sent
 
 def _weights(meta: dict): return (meta.get('model_info') or {}).get('weights')
 

@@ -17,9 +17,9 @@ from .config import ConfigError, mathtext_safe, terminal_safe, write_text_safely
 # %% auto #0
 __all__ = ['STYLE', 'RAW_LIMIT', 'PAGE_STYLE', 'PAGE_SCRIPT_DATA', 'PAGE_SCRIPT_FILTERS', 'PAGE_SCRIPT_DRAW', 'PAGE_SCRIPT_MAIN',
            'CONTROLS', 'Answer', 'ItemView', 'diff_html', 'distinct_responses', 'raw_if_more',
-           'item_view_from_readings', 'item_view', 'align', 'RunView', 'turn_text', 'group_turns', 'run_views',
-           'encode_rows', 'voter_ranges', 'page_item', 'figure_uris', 'run_data', 'page_html', 'write_page',
-           'telling_item', 'after_run', 'cmd_view', 'register_cli']
+           'item_view_from_readings', 'item_view', 'with_thinking', 'align', 'RunView', 'turn_text', 'group_turns',
+           'run_views', 'encode_rows', 'voter_ranges', 'page_item', 'figure_uris', 'run_data', 'page_html',
+           'write_page', 'telling_item', 'after_run', 'cmd_view', 'register_cli']
 
 # %% ../../nbs/08a_viewer.ipynb #40dd9732
 @dataclass
@@ -34,6 +34,8 @@ class Answer:
     note: str = ''  # one line about the answer, e.g. 'steps to error 12 of 15'
     raw: str | None = None  # the raw response when it holds more than its rows
     key: str = ''  # answers with the same key are the same vote
+    reasoning: str | None = None  # the thinking a server returned apart from the answer (its first voter's), shown folded
+    cut: bool = False  # its first voter's response was cut by the token budget (`finish_reason` 'length')
 
     def status(self, i: int, target: list) -> str:
         "Row `i`: ok, err (the first error), same or diff (after it), missing (the answer ended) or extra (past the target)."
@@ -228,6 +230,8 @@ def _repr_html_(self: ItemView) -> str:
                    f'<td style="padding:0">{"correct" if a.correct else _esc(a.error_type)}</td></tr>' for i, a in enumerate(self.answers))
     extra = ''.join(f'<div class="hd">{_esc(t)}</div><pre>{_esc(x)}</pre>' for t, x in self.sections)
     raw = f'<details><summary>raw response</summary><pre>{_esc(self.answers[s].raw)}</pre></details>' if self.answers[s].raw else ''
+    if th := self.answers[s].reasoning: raw = f'<details><summary>thinking ({len(th):,} characters, apart from the answer)</summary><pre>{_esc(th)}</pre></details>' + raw
+    if self.answers[s].cut: raw = '<div class="hd">cut by the token budget (finish_reason length)</div>' + raw
     if tu := self.turns.get(min(self.answers[s].voters)):  # a run of several turns: each prompt and answer of the shown answer's first voter
         raw += (f'<details open><summary>{len(tu)} model turns of voter {min(self.answers[s].voters)}</summary>' + ''.join(
             f'<div class="hd">turn {k}, prompt</div><pre>{_esc(p)}</pre><div class="hd">turn {k}, answer{"" if t is None else f" ({t} tokens)"}</div><pre>{_esc(r)}</pre>'
@@ -267,7 +271,16 @@ def item_view_from_readings(bench, item: dict, scores: pd.DataFrame, **options) 
 def item_view(bench, item: dict, scores: pd.DataFrame, **options) -> ItemView:
     "The view of one item from the score rows of its voters: the benchmark's `view_item`."
     if scores.empty: raise ConfigError(f"item {item.get('id')!r} has no scored response to view")
-    return bench.view_item(item, scores, **options)
+    return with_thinking(bench.view_item(item, scores, **options), scores)
+
+def with_thinking(view: ItemView, scores: pd.DataFrame) -> ItemView:
+    "The view with each answer's thinking (cut at `RAW_LIMIT`) and budget cut, from its first voter's record, whatever the benchmark's `view_item`."
+    by_voter = {int(r['voter']): r for r in scores.to_dict('records')}
+    for a in view.answers:
+        r = by_voter.get(min(a.voters), {})
+        a.reasoning = raw_if_more(r['reasoning'], []) if isinstance(r.get('reasoning'), str) and r['reasoning'] else None
+        a.cut = r.get('finish_reason') == 'length'
+    return view
 
 # %% ../../nbs/08a_viewer.ipynb #80ab1cf2
 def align(bench, item: dict, responses: list | str) -> ItemView:
@@ -354,7 +367,9 @@ def page_item(v: ItemView) -> dict:
     d['a'] = []
     for a in v.answers:
         x = {'v': voter_ranges(a.voters), 'l': encode_rows(a.lines, v.target), 'c': int(a.correct)}
-        x.update({k: val for k, val in (('e', a.first_error), ('t', a.error_type), ('d', a.detail), ('n', a.note), ('r', a.raw)) if val not in (None, '')})
+        x.update({k: val for k, val in (('e', a.first_error), ('t', a.error_type), ('d', a.detail), ('n', a.note), ('r', a.raw),
+                                        ('th', a.reasoning)) if val not in (None, '')})
+        if a.cut: x['cut'] = 1
         if tu := v.turns.get(min(a.voters)): x['tu'] = [[_raw_cut(p), _raw_cut(r), t] for p, r, t in tu]  # the first voter's turns
         d['a'].append(x)
     return d
@@ -374,11 +389,15 @@ def figure_uris(rv: RunView, dpi: int = 80) -> list[tuple[str, str]]:
 def _table_html(df: pd.DataFrame) -> str:
     return df.round(2).to_html(classes='tbl', border=0, na_rep='–')
 
+def _budget_text(r) -> list[str]:
+    from l0kit.harness.report_cli import budget_text  # the report's lines on the server, the budget's cuts and the thinking
+    return budget_text(getattr(r, 'budget', None) or {}, r.responses)
+
 def run_data(rv: RunView) -> dict:
     "The page's data of one run."
     r = rv.report
     return {'benchmark': r.benchmark, 'paper': rv.bench.paper, 'model': r.model, 'simulated': r.simulated, 'responses': r.responses,
-            'settings': r.settings, 'notes': r.notes, 'tables': [[k, _table_html(t)] for k, t in r.tables.items()],
+            'settings': r.settings, 'notes': r.notes + [x.strip() for x in _budget_text(r)], 'tables': [[k, _table_html(t)] for k, t in r.tables.items()],
             'figures': figure_uris(rv), 'items': [page_item(v) for v in rv.views()]}
 
 # %% ../../nbs/08a_viewer.ipynb #9a65c45e
@@ -387,7 +406,7 @@ body{margin:0;background:#fafbfc}.l0v.page{max-width:1400px;margin:0 auto;paddin
 .l0v h1{font-size:20px;margin:8px 0}.l0v h2{font-size:16px;margin:18px 0 6px;border-bottom:1px solid #e3e5e8;padding-bottom:3px}
 .l0v h3{font-size:14px;margin:12px 0 4px}.l0v h4{font-size:12px;margin:6px 0 2px;color:#555;text-transform:uppercase;letter-spacing:.04em}
 .l0v .sim{background:#fff3cd;border:1px solid #e0c56e;border-radius:4px;padding:1px 6px;font-size:12px;font-weight:600}
-.l0v .meta{color:#444;font-size:12px}.l0v .note{color:#8a4b00}
+.l0v .meta{color:#444;font-size:12px}.l0v .note{color:#8a4b00}.l0v .cut{color:#b00020;font-weight:600}
 .l0v table.tbl{border-collapse:collapse;font-size:12px;margin:4px 0 10px;background:#fff}
 .l0v table.tbl td,.l0v table.tbl th{border:1px solid #e3e5e8;padding:2px 7px;text-align:right}
 .l0v .figs{display:flex;flex-wrap:wrap;gap:10px}.l0v .figs figure{margin:0;background:#fff;border:1px solid #e3e5e8;padding:4px}
@@ -507,8 +526,9 @@ function alignment(it, i) {
   }
   const who = a.vs.length === 1 ? `voter ${a.vs[0]}` : `voters ${a.v}`;
   const verdict = a.c ? 'correct' : `first error: ${esc(a.t || 'wrong')}${a.d ? ' (' + esc(a.d) + ')' : ''}`;
-  return `<div class="hint">${esc(who)}${i === it.m ? ` (the majority answer, ${it.mv} vote${it.mv === 1 ? '' : 's'})` : ''}: ${verdict}${a.n ? ' · ' + esc(a.n) : ''}</div>` +
+  return `<div class="hint">${esc(who)}${i === it.m ? ` (the majority answer, ${it.mv} vote${it.mv === 1 ? '' : 's'})` : ''}: ${verdict}${a.n ? ' · ' + esc(a.n) : ''}${a.cut ? ' · <span class="cut">cut by the token budget</span>' : ''}</div>` +
     `<table class="al"><tr><th>row</th><th>target</th><th>response</th></tr>${rows.join('')}</table>` +
+    (a.th ? `<details class="thinking"><summary>thinking (${a.th.length.toLocaleString()} characters, apart from the answer)</summary><pre>${esc(a.th)}</pre></details>` : '') +
     (a.r ? `<details><summary>raw response</summary><pre>${esc(a.r)}</pre></details>` : '') +
     (a.tu ? `<details class="turns" open><summary>${a.tu.length} model turn${a.tu.length === 1 ? '' : 's'} of voter ${a.vs[0]}: each prompt and answer</summary>` +
       a.tu.map(([p, r, t], k) => `<h4>turn ${k + 1}: prompt</h4><pre>${esc(p)}</pre><h4>turn ${k + 1}: answer${t == null ? '' : ` (${t} tokens)`}</h4><pre>${esc(r)}</pre>`).join('') +

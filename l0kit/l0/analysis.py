@@ -12,7 +12,8 @@ from ..harness.scoring import pass_at_k, bootstrap_means, majority_winners
 
 # %% auto #0
 __all__ = ['SINGLE', 'items_by_id', 'score_responses', 'majority_votes', 'pass_at_k_per_program', 'split_order', 'summarize_l0',
-           'summary_intervals', 'pass_maj_table', 'complete_programs', 'survival_curve', 'per_step_error_rate']
+           'summary_intervals', 'pass_maj_table', 'thought_tokens_table', 'complete_programs', 'survival_curve',
+           'per_step_error_rate']
 
 # %% ../../nbs/15a_l0_analysis.ipynb #426b7f3c
 def items_by_id(items) -> dict:
@@ -158,6 +159,18 @@ def pass_maj_table(scores: pd.DataFrame,  # scored responses (`score_responses`)
     cols.update({f"maj@{k}": majority_votes(scores, k, seed=seed, how=how)["correct"] for k in ks if k > 1})
     per_prog = pd.DataFrame(cols).join(scores.groupby("id")["split"].first())
     t = 100 * per_prog.groupby("split").agg(lambda x: x.mean(skipna=False)).reindex(split_order(scores))
+    t.loc["average"] = t.mean()
+    return t
+
+# %% ../../nbs/15a_l0_analysis.ipynb #87801482
+def thought_tokens_table(scores: pd.DataFrame,  # scored responses with the records' `meta` (and `finish_reason`)
+                        ) -> pd.DataFrame | None:
+    "Table 10 of the paper: mean thought tokens of a response per split (and over splits), with the % cut by the budget; None when no response thought."
+    think = scores["meta"].map(lambda m: m.get("think_tokens") if isinstance(m, dict) and type(m.get("think_tokens")) is int else None)
+    if think.isna().all(): return None
+    cut = scores["finish_reason"] == "length" if "finish_reason" in scores else pd.Series(False, index=scores.index)
+    df = pd.DataFrame({"split": scores["split"], "thought tokens": think.astype(float), "cut by budget (%)": 100.0 * cut})
+    t = df.groupby("split", sort=False).mean().reindex(split_order(scores))
     t.loc["average"] = t.mean()
     return t
 

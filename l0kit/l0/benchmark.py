@@ -188,14 +188,15 @@ def score_frame(self: L0Benchmark, responses: pd.DataFrame, items: dict, strict:
 @patch
 def tables(self: L0Benchmark, scores: pd.DataFrame, items: dict | None = None, k: int = 31, vote: str = 'first',
             pass_maj: bool = False, ci: bool = False, compare: str | None = None, seed: int = 0, errors: str | None = None, **_) -> dict:
-    "Table 1 (k voters, capped at the run's), and on request tables 7/8, intervals, a paper model beside, first-error types."
-    from l0kit.l0.analysis import complete_programs, summarize_l0, summary_intervals, pass_maj_table
+    "Table 1 (k voters, capped at the run's), table 10 for a run that thought, and on request tables 7/8, intervals, a paper model beside, first-error types."
+    from l0kit.l0.analysis import complete_programs, summarize_l0, summary_intervals, pass_maj_table, thought_tokens_table
     scores, k, _ = complete_programs(scores, k)
     out = {f'Table 1 (k = {k})': summarize_l0(scores, k=k, how=vote, seed=seed)}
     ks = [x for x in (1, 5, 15, 31) if x <= k]
     if ci: out['95% bootstrap intervals over programs'] = summary_intervals(scores, k=k, seed=seed, how=vote)
     t78 = 'Tables 7/8: pass@k and maj@k (%)' + ('' if vote == 'first' else ', maj@k expected over k-voter subsets')  # the default: the paper's first k
     if pass_maj or compare: out[t78] = pass_maj_table(scores, ks=ks, how=vote, seed=seed)
+    if 'meta' in scores and (t10 := thought_tokens_table(scores)) is not None: out['Table 10: thought tokens (mean per response)'] = t10  # a reasoning run
     if compare:
         from l0kit.l0.published import published_splits, published_summary, side_by_side
         t1 = out[f'Table 1 (k = {k})']
