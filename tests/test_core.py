@@ -135,3 +135,22 @@ def test_sandbox_limits_on_hostile_code():
                         ("def f():\n    return bytearray(10**10)\n", 'memory')]:
         tr = trace_call(src, 'f', '', max_steps=10**9, timeout_s=1.0)
         assert tr.status == status, (src, tr.status, tr.error)
+
+
+def test_simulated_rhda_probe_verdict_reads_its_predicted_output(tmp_path):
+    """CoRE's simulated model under RHDA-1: outputs always right, probe answers always wrong (probabilities 1 and 0, so
+    no draw decides). Under output feedback no probe is amended (its predicted output is right): one turn each, every
+    probe wrong; under the oracle every probe is amended (2 turns) and, amendments right with probability 1, right."""
+    from l0kit.harness.runner import run_eval, RunConfig
+    from l0kit.harness.runs import read_records
+    b0 = CoreBenchmark()
+    items = [i for i in b0.load() if i['kind'] == 'probe'][:6]
+    for fb, turns, right in (('outputs', 1, 0), ('oracle', 2, 1)):
+        b = CoreBenchmark(method='rhda1', feedback=fb)
+        run_eval(b, b.simulated_model('output_accuracy=1,probe_accuracy=0,amend_accuracy=1,seed=3'), items, tmp_path / fb,
+                 RunConfig(voters=1), data='(in memory)', split='test', progress=False)
+        recs = {r.id: r for r in read_records(tmp_path / fb).records}
+        assert {r.meta['turns'] for r in recs.values()} == {turns}
+        assert [b.read(i, recs[i['id']].response).correct for i in items] == [bool(right)] * len(items)
+        if fb == 'outputs':   # the reply names the executed output (from the item, not from the kit's reading) before the answer
+            assert all(f"== {i['output']}" in recs[i['id']].response.replace('"', "'") or f"== {eval(i['output'])!r}" in recs[i['id']].response for i in items)

@@ -217,9 +217,10 @@ def test_rhda_prompts_follow_the_release(core_items):
     right = f"Analysis: fine.\nAnswer:\n```python\nassert {call} == {io['output']}\n```"
     assert b.follow_up(io, 0, 0, [Turn(first, right)]) is None                 # feedback only after a wrong output
     assert CoreBenchmark(method='cot').follow_up(io, 0, 0, [Turn(first, wrong)]) is None
-    # a probe: the question kept, the verdict from the recorded state
-    pf = b.build_prompt(probe)
-    pam = b.follow_up(probe, 0, 0, [Turn(pf, "Analysis: guess.\nAnswer: 'surely wrong value'")]).messages[2]['content']
+    # a probe under the oracle feedback (not the default): the question kept, the verdict from the recorded state
+    ob = CoreBenchmark(method='rhda1', feedback='oracle')
+    pf = ob.build_prompt(probe)
+    pam = ob.follow_up(probe, 0, 0, [Turn(pf, "Analysis: guess.\nAnswer: 'surely wrong value'")]).messages[2]['content']
     assert probe['question'] in pam and "`'surely wrong value'`" in pam and 'recorded state' in pam and 'guess.' in pam
 
 
@@ -237,8 +238,8 @@ def test_rhda_run_five_table1_rows(tmp_path):
         rep, = report([tmp_path / m])
         scores.append(rep.scores.assign(model='sim', method=names[m]))
         turns = read_turns(tmp_path / m)
-        if m.startswith('rhda'):  # amend_accuracy=1: every wrong hypothesis is fixed by the first amendment: 1 or 2 turns each
-            assert {len(t) for t in turns.values()} == {1, 2} and rep.scores['correct'].all()
+        if m.startswith('rhda'):  # amend_accuracy=1: every wrong output is fixed by the first amendment: 1 or 2 turns each
+            assert {len(t) for t in turns.values()} == {1, 2} and rep.scores.query("kind == 'io'")['correct'].all()
         else: assert not turns
     import pandas as pd
     t1 = summarize(pd.concat(scores))
@@ -307,3 +308,87 @@ def test_inspect_bridge_refuses_several_turns():
     from l0kit.harness.config import ConfigError
     with pytest.raises(ConfigError, match='an Inspect task holds one prompt per pair'):
         kit_samples(Countdown(), Countdown().load())
+
+
+# --- CoRE: RHDA's feedback comes from outputs only (issue 35, item 4) ----------------------------------------------
+# A hand-made problem: f(3) returns 7 (y = 6 after line 2); every number below is worked out by hand, not by the kit.
+_SRC = "def f(x):\n    y = x * 2\n    return y + 1\n"
+_IO = dict(id='h_io', benchmark='core', split='test', kind='io', problem_id='h', impl_id='h_0', family='plain', func_name='f',
+           source_code=_SRC, input='3', output='7')
+_PROBES = [dict(_IO, id=f'h_q{k}', kind='probe', question='What is the value of `y` after line 2 runs?', ground_truth='6',
+                answer_type='integer', dimensions=['Arithmetic'], target_step_index=2, target_line_number=2) for k in (0, 1)]
+
+
+def _reply(output, answer=None):
+    "An RHDA reply: a probe's (predicted output, then the answer) or an output item's (the assertion)."
+    if answer is None: return f"Analysis: y = 6.\nAnswer:\n```python\nassert f(3) == {output}\n```"
+    return f"Analysis: y is doubled x.\nOutput:\n```python\nassert f(3) == {output}\n```\nAnswer: {answer}"
+
+
+class CoreScripted(Model):
+    "Answers CoRE prompts by a script {item id: [reply of turn 1, of turn 2, ...]}; records every (id, turn) asked."
+    spec, name, simulated = 'core-scripted', 'core-scripted', True
+
+    def __init__(self, script): self.script, self.asked = script, []
+
+    def generate(self, prompts, params=None, seeds=None):
+        out = []
+        for p in prompts:
+            i, k = p.meta['id'], p.meta.get('turn', 1)
+            self.asked.append((i, k))
+            out.append([Completion(self.script[i][k - 1], 10, 1, 0.5, 'stop')])
+        return out
+
+
+def test_rhda_probe_feedback_reads_the_output_not_the_recorded_state():
+    "A probe whose predicted output is right gets no 'wrong' verdict under the default, whatever its answer; the oracle tells it."
+    from l0kit.corebench.benchmark import CoreBenchmark
+    probe = _PROBES[0]
+    b, ob = CoreBenchmark(method='rhda2'), CoreBenchmark(method='rhda2', feedback='oracle')
+    assert b.config.feedback == 'outputs'
+    first = b.build_prompt(probe)
+    assert 'Output:' in first.messages[0]['content'] and first.meta['output'] == '7'
+    right_output_wrong_state = _reply(7, 5)                      # y is 6, not 5: the recorded state differs
+    assert b.follow_up(probe, 0, 0, [Turn(first, right_output_wrong_state)]) is None
+    assert not b.read(probe, right_output_wrong_state).correct   # still scored wrong: the feedback, not the score, changed
+    told = ob.follow_up(probe, 0, 0, [Turn(ob.build_prompt(probe), right_output_wrong_state)])
+    assert told is not None and 'recorded state shows that your answer `5`' in told.messages[-1]['content']
+    # a right answer after a wrong output: told wrong (about the output, 8) by default, not by the oracle
+    wrong_output_right_state = _reply(8, 6)
+    am = b.follow_up(probe, 0, 0, [Turn(first, wrong_output_right_state)]).messages[-1]['content']
+    assert 'output you predicted from it, `8`, is not what `f(3)` returns' in am and 'recorded state' not in am
+    assert 'y is doubled x.' in am and 'Output:' not in am.split('Your analysis of it was:')[1].split('Running the code')[0]
+    assert ob.follow_up(probe, 0, 0, [Turn(ob.build_prompt(probe), wrong_output_right_state)]) is None
+    no_output = "Analysis: y is 6.\nAnswer: 6"                     # no predicted output: nothing to judge, told so
+    assert 'No output could be read' in b.follow_up(probe, 0, 0, [Turn(first, no_output)]).messages[-1]['content']
+
+
+def test_rhda_output_feedback_needs_the_recorded_output():
+    from l0kit.corebench.benchmark import CoreBenchmark
+    from l0kit.harness.config import ConfigError, DataError
+    with pytest.raises(ConfigError, match='feedback'): CoreBenchmark(method='rhda1', feedback='state')
+    with pytest.raises(DataError, match='records no output of its call.*feedback=oracle'):
+        CoreBenchmark(method='rhda1').build_prompt(dict(_PROBES[0], output=None))
+    assert 'Output:' not in CoreBenchmark(method='rhda1', feedback='oracle').build_prompt(dict(_PROBES[0], output=None)).messages[0]['content']
+
+
+@pytest.mark.parametrize('feedback, w_s', [('outputs', {'rhda1': 100.0, 'rhda2': 50.0}), ('oracle', {'rhda1': 100.0, 'rhda2': 100.0})])
+def test_rhda2_can_score_below_rhda1(tmp_path, feedback, w_s):
+    """By hand: probe q0 answers y = 6 (right) with output 8, then 6 with output 9 (both outputs wrong: amended), then
+    5 with output 7 (right output, wrong answer); q1 answers right with the right output at once; the output item is
+    right at once. Under output feedback RHDA-1 stops q0 after 2 turns (answer 6: right), RHDA-2 after 3 (answer 5:
+    wrong): W_s 2/2 = 100 -> 1/2 = 50, I_s 100 both. Under the oracle q0's first answer is right: 1 turn, W_s 100."""
+    from l0kit.corebench.benchmark import CoreBenchmark, score_response, summarize
+    import pandas as pd
+    script = {'h_io': [_reply(7)], 'h_q0': [_reply(8, 6), _reply(9, 6), _reply(7, 5)], 'h_q1': [_reply(7, 6)]}
+    items = [_IO] + _PROBES
+    turns_q0 = {'outputs': {'rhda1': 2, 'rhda2': 3}, 'oracle': {'rhda1': 1, 'rhda2': 1}}[feedback]
+    for m in ('rhda1', 'rhda2'):
+        b, model = CoreBenchmark(method=m, feedback=feedback), CoreScripted(script)
+        run_eval(b, model, items, tmp_path / m, RunConfig(voters=1), data='(in memory)', split='test', progress=False)
+        assert sorted(model.asked) == sorted([('h_io', 1), ('h_q1', 1)] + [('h_q0', k) for k in range(1, turns_q0[m] + 1)])
+        by_id = {i['id']: i for i in items}
+        recs = read_records(tmp_path / m).records
+        assert {r.id: r.meta['turns'] for r in recs}['h_q0'] == turns_q0[m]
+        t1 = summarize(pd.DataFrame([score_response(by_id[r.id], r.response) | {'voter': r.voter} for r in recs]), by=[])
+        assert (t1['W_s'].iloc[0], t1['I_s'].iloc[0]) == (w_s[m], 100.0)

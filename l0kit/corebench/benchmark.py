@@ -11,7 +11,7 @@ import pandas as pd
 from .dataset import (CoreDataConfig, CoreDataError, build_core_set, write_core_set, read_core_items, load_problem_set,
                             load_core_io, load_core_qa)
 from .prompts import (output_prompt, probe_prompt, output_correct, probe_correct, parse_assertion, parse_probe_answer,
-                                     ResponseParseError, hypothesis_prompt, amendment_prompt, rhda_analysis, RHDA_AMENDMENTS)
+                                     ResponseParseError, hypothesis_prompt, amendment_prompt, rhda_analysis, RHDA_AMENDMENTS, FEEDBACK)
 from .probes import DIMENSIONS
 from .pytrace import literal_value
 from fastcore.basics import patch
@@ -178,11 +178,13 @@ class CoreEvalConfig(YamlConfig):
     "CoRE's prompt settings."
     method: str = 'cot'  # prompting method: io, cot, coc, rhda1 or rhda2 (`RHDA-1` and `RHDA-2` are read as these)
     max_new_tokens: int = 2048  # generation budget of one answer
+    feedback: str = 'outputs'  # RHDA's verdict: 'outputs' (the executed output only, as CoRE says) or 'oracle' (a probe judged on the recorded state)
 
     def __post_init__(self):
         if isinstance(self.method, str) and self.method.upper() in ('RHDA-1', 'RHDA-2'): self.method = self.method.lower().replace('-', '')  # as the paper writes them
         check_value('CoreEvalConfig', 'method', self.method, str, choices=METHODS)
         check_value('CoreEvalConfig', 'max_new_tokens', self.max_new_tokens, int, minimum=1)
+        check_value('CoreEvalConfig', 'feedback', self.feedback, str, choices=FEEDBACK)
 
 # %% ../../nbs/44_core_benchmark.ipynb #49b95cd4
 class CoreBenchmark(Benchmark):
@@ -212,22 +214,40 @@ class CoreBenchmark(Benchmark):
     def build_prompt(self, item: dict, voter: int = 0, seed: int = 0) -> Prompt:
         "The chat prompt for one item (the same for every voter: runs differ by sampling only); RHDA's first turn, the hypothesis."
         m, question = self.config.method, item.get('question') if item['kind'] == 'probe' else None
-        if m in RHDA_AMENDMENTS: text = hypothesis_prompt(item['source_code'], item['func_name'], item['input'], question)
+        if m in RHDA_AMENDMENTS: text = hypothesis_prompt(item['source_code'], item['func_name'], item['input'], question, self.config.feedback)
         elif item['kind'] == 'io': text = output_prompt(item['source_code'], item['func_name'], item['input'], m)
         else: text = probe_prompt(item['source_code'], item['func_name'], item['input'], item['question'], m)
         expected = item['output'] if item['kind'] == 'io' else item['ground_truth']
-        return Prompt([{"role": "user", "content": text}], self.config.max_new_tokens, None,
-                      {"kind": item['kind'], "method": m, "call": f"{item['func_name']}({item['input']})",
-                       "expected": expected, "answer_type": item.get('answer_type'), "problem_id": item['problem_id']})
+        meta = {"kind": item['kind'], "method": m, "call": f"{item['func_name']}({item['input']})",
+                "expected": expected, "answer_type": item.get('answer_type'), "problem_id": item['problem_id']}
+        if self._probe_on_outputs(item): meta |= {"feedback": 'outputs', "output": self._executed_output(item)}  # what the verdict reads
+        return Prompt([{"role": "user", "content": text}], self.config.max_new_tokens, None, meta)
+
+    def _probe_on_outputs(self, item: dict) -> bool:
+        "Whether RHDA's verdict on this item is about a probe's predicted output (the default feedback), not its answer."
+        return self.config.method in RHDA_AMENDMENTS and item['kind'] == 'probe' and self.config.feedback == 'outputs'
+
+    def _executed_output(self, item: dict) -> str:
+        "The output of the item's call, recorded when the set was built by running the code; the verdict of output feedback."
+        if item.get('output') is None:
+            raise CoreDataError(f"probe {item['id']} records no output of its call, which RHDA's output feedback compares with; "
+                                f"rebuild the set, or set feedback=oracle")
+        return str(item['output'])
 
     def follow_up(self, item: dict, voter: int, seed: int, turns: list) -> Prompt | None:
-        "RHDA's amendment: after a wrong answer, its analysis and the verdict of the executed code in the same chat; None after a right one."
-        last = turns[-1].answer
-        reading = self.read(item, last)
-        if self.config.method not in RHDA_AMENDMENTS or reading.correct: return None
-        got = reading.answer
-        text = amendment_prompt(item['source_code'], item['func_name'], item['input'], rhda_analysis(last), None if got is None else str(got),
-                                item.get('question') if item['kind'] == 'probe' else None)
+        "RHDA's amendment: after a wrong output (a probe under `feedback='oracle'`: a wrong answer), its analysis and the verdict in the same chat; None after a right one."
+        if self.config.method not in RHDA_AMENDMENTS: return None
+        last, on_outputs = turns[-1].answer, self._probe_on_outputs(item)
+        if on_outputs:   # the probe's predicted output against the executed one; the recorded state is never consulted
+            if output_correct(last, self._executed_output(item)): return None
+            try: got = repr(parse_assertion(last))
+            except ResponseParseError: got = None
+        else:
+            reading = self.read(item, last)
+            if reading.correct: return None
+            got = reading.answer
+        text = amendment_prompt(item['source_code'], item['func_name'], item['input'], rhda_analysis(last, output_line=on_outputs),
+                                None if got is None else str(got), item.get('question') if item['kind'] == 'probe' else None, self.config.feedback)
         return continue_chat(turns, text)
 
     def read(self, item: dict, response, **options) -> Reading:
@@ -295,13 +315,19 @@ def wrong_value(value, rng: random.Random):
     if isinstance(value, dict): return {**value, '?': 0}
     return None
 
-def simulate_core_response(meta: dict, correct: bool, rng: random.Random) -> str:
+def simulate_core_response(meta: dict, correct: bool, rng: random.Random,
+                           output_correct: bool | None = None  # a probe under RHDA's output feedback: whether its predicted output is right
+                          ) -> str:
     "A response in the prompting method's format that is right or wrong as told."
     truth = literal_value(meta['expected']) if isinstance(meta['expected'], str) else meta['expected']
     value = truth if correct else wrong_value(truth, rng)
     if meta['method'] in RHDA_AMENDMENTS:   # RHDA's format: the analysis (hypothesis), then the answer
         analysis = "Analysis: step 1 binds the arguments; step 2 runs the loop to its end; step 3 returns the result.\n"
         if meta['kind'] == 'io': return f"{analysis}Answer:\n```python\nassert {meta['call']} == {value!r}\n```"
+        if meta.get('feedback') == 'outputs':   # the predicted output first, the value the verdict reads
+            out = literal_value(meta['output'])
+            out = out if output_correct else wrong_value(out, rng)
+            return f"{analysis}Output:\n```python\nassert {meta['call']} == {out!r}\n```\nAnswer: {value!r}"
         return f"{analysis}Answer: {value!r}"
     if meta['kind'] == 'io':
         body = {'io': '', 'cot': "Let me execute the call step by step.\n1. The arguments are bound.\n2. The loop runs to the end.\n",
@@ -316,7 +342,7 @@ class CoreSimulatedModel(SimulatedModel):
     probabilities = ('output_accuracy', 'probe_accuracy', 'amend_accuracy')
 
     def answer(self, prompt, rng) -> tuple[str, dict]:
-        "A right answer with the item kind's probability (an RHDA amendment: `amend_accuracy`), else a plausible wrong value, in the method's format."
+        "A right answer with the item kind's probability (an RHDA amendment: `amend_accuracy`), else a plausible wrong value, in the method's format; a probe's predicted output (RHDA, output feedback) right with `output_accuracy` (an amendment: `amend_accuracy`)."
         meta = prompt.meta
         if 'expected' not in meta: raise KeyError('expected')
         turn = int(meta.get('turn', 1))
@@ -324,7 +350,9 @@ class CoreSimulatedModel(SimulatedModel):
             rng = random.Random(f"{rng.random()}:{turn}")
             correct = rng.random() < self.amend_accuracy
         else: correct = rng.random() < (self.output_accuracy if meta['kind'] == 'io' else self.probe_accuracy)
-        return simulate_core_response(meta, correct, rng), {'correct': correct, 'turn': turn}
+        if meta.get('feedback') != 'outputs': return simulate_core_response(meta, correct, rng), {'correct': correct, 'turn': turn}
+        output_right = rng.random() < (self.amend_accuracy if turn > 1 else self.output_accuracy)  # the probe's predicted output: a draw of its own
+        return simulate_core_response(meta, correct, rng, output_right), {'correct': correct, 'output_correct': output_right, 'turn': turn}
 
 def load_core_simulated(arg: str = '', **options) -> CoreSimulatedModel:
     "The CoRE simulated model of `simulated:output_accuracy=0.9,probe_accuracy=0.5,amend_accuracy=0.5,seed=0` options."

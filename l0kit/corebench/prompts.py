@@ -11,8 +11,8 @@ from .pytrace import literal_value
 from .probes import answers_match
 
 # %% auto #0
-__all__ = ['IO_EXAMPLE', 'COT_EXAMPLES', 'COC_EXAMPLE', 'MAX_ASSERT_LINES', 'MAX_LITERAL_CHARS', 'RHDA_AMENDMENTS', 'call_text',
-           'output_prompt', 'probe_prompt', 'ResponseParseError', 'parse_assertion', 'output_correct',
+__all__ = ['IO_EXAMPLE', 'COT_EXAMPLES', 'COC_EXAMPLE', 'MAX_ASSERT_LINES', 'MAX_LITERAL_CHARS', 'RHDA_AMENDMENTS', 'FEEDBACK',
+           'call_text', 'output_prompt', 'probe_prompt', 'ResponseParseError', 'parse_assertion', 'output_correct',
            'parse_probe_answer', 'probe_correct', 'hypothesis_prompt', 'rhda_analysis', 'amendment_prompt']
 
 # %% ../../nbs/43_core_prompts.ipynb #1c234dce
@@ -211,44 +211,61 @@ def probe_correct(response: str, ground_truth: str, answer_type: str | None = No
 
 # %% ../../nbs/43_core_prompts.ipynb #80ca8779
 RHDA_AMENDMENTS = {'rhda1': 1, 'rhda2': 2}  # RHDA-k: a hypothesis, then at most k amendments (k + 1 model turns)
+FEEDBACK = ('outputs', 'oracle')  # RHDA's verdict: the executed output only (CoRE's "solely from outputs"), or the recorded state (an oracle)
 
 _RHDA_FORMAT_IO = ("Reply in this format:\nAnalysis: <the steps, each with what it does to the variables>\nAnswer:\n"
                    "```python\nassert {call} == <the output>\n```")
 _RHDA_FORMAT_PROBE = "Reply in this format:\nAnalysis: <the steps, each with what it does to the variables>\nAnswer: <the value>"
+_RHDA_FORMAT_PROBE_OUTPUT = ("Reply in this format:\nAnalysis: <the steps, each with what it does to the variables>\nOutput:\n"
+                             "```python\nassert {call} == <the output>\n```\nAnswer: <the value asked for>")
+
+def _rhda_format(call: str, question: str | None, feedback: str) -> str:
+    "The reply format RHDA asks for: the assertion; a probe's answer; under output feedback a probe's answer after the predicted output."
+    if question is None: return _RHDA_FORMAT_IO.format(call=call)
+    return _RHDA_FORMAT_PROBE_OUTPUT.format(call=call) if feedback == 'outputs' else _RHDA_FORMAT_PROBE
 
 def hypothesis_prompt(source: str, func_name: str, args_text: str,
-                      question: str | None = None  # a probe's question; None: output prediction
+                      question: str | None = None,  # a probe's question; None: output prediction
+                      feedback: str = 'outputs'     # 'outputs': a probe also predicts the call's output, the value the verdict reads
                      ) -> str:
     "RHDA's first turn: break the execution into steps, state what each does (the hypothesis), then answer."
+    if feedback not in FEEDBACK: raise ValueError(f"feedback must be one of {FEEDBACK}, got {feedback!r}")
     call = call_text(func_name, args_text)
     code = f"```python\n{source.rstrip()}\n```"
     if question is None:
         return (f"{_TASK}\n\n{code}\nThe assertion: `assert {call} == ??`\n\nFirst break the execution of the call into its "
                 f"steps and say, step by step, what each one does to the program's variables; that analysis is your "
-                f"hypothesis of how the code behaves. Then give the completed assertion.\n\n" + _RHDA_FORMAT_IO.format(call=call))
+                f"hypothesis of how the code behaves. Then give the completed assertion.\n\n" + _rhda_format(call, None, feedback))
+    output = " Then give the value the call returns, as a completed assertion, and the answer." if feedback == 'outputs' else " Then answer."
     return (f"{_PROBE_TASK}\n\n{code}\nCall: `{call}`\n\nQuestion: {question}\n\nFirst break the execution of the call into its "
-            f"steps up to the moment the question is about and say, step by step, what each one does to the program's "
-            f"variables; that analysis is your hypothesis of how the code behaves. Then answer.\n\n" + _RHDA_FORMAT_PROBE)
+            f"steps and say, step by step, what each one does to the program's variables; that analysis is your hypothesis "
+            f"of how the code behaves.{output}\n\n" + _rhda_format(call, question, feedback))
 
 # %% ../../nbs/43_core_prompts.ipynb #3cb66e20
-def rhda_analysis(response: str) -> str:
-    "The analysis (hypothesis) of an RHDA answer: the text between the last `Analysis:` and the `Answer:` after it, else the whole answer."
-    m = list(re.finditer(r"analysis:(.*?)answer[ \t]*:", response or '', re.I | re.S))
+def rhda_analysis(response: str,
+                  output_line: bool = False  # the reply has an `Output:` assertion before `Answer:` (a probe under output feedback)
+                 ) -> str:
+    "The analysis (hypothesis) of an RHDA answer: the text between the last `Analysis:` and the `Answer:` (or `Output:`) after it, else the whole answer."
+    end = r"(?:^[ \t]*output[ \t]*:|answer[ \t]*:)" if output_line else r"answer[ \t]*:"
+    m = list(re.finditer(rf"analysis:(.*?){end}", response or '', re.I | re.S | re.M))
     return (m[-1].group(1) if m else response or '').strip()
 
 def amendment_prompt(source: str, func_name: str, args_text: str,
                      analysis: str,   # the previous turn's analysis
-                     predicted: str | None,  # the value read from the previous answer (None: none could be read)
-                     question: str | None = None  # a probe's question; None: output prediction
+                     predicted: str | None,  # the value the verdict is about (None: none could be read)
+                     question: str | None = None,  # a probe's question; None: output prediction
+                     feedback: str = 'outputs'     # 'outputs': `predicted` is the call's output; 'oracle': a probe's answer, judged on the recorded state
                     ) -> str:
     "RHDA's amendment turn: the code, the previous analysis, the verdict of running the code on the predicted value, and a request to find the wrong steps."
+    if feedback not in FEEDBACK: raise ValueError(f"feedback must be one of {FEEDBACK}, got {feedback!r}")
     call = call_text(func_name, args_text)
-    what = 'output' if question is None else 'answer'
+    on_output = question is None or feedback == 'outputs'
+    what = 'output' if on_output else 'answer'
     if predicted is None: verdict = f"No {what} could be read from your reply in the requested format."
-    elif question is None: verdict = f"Running the code shows that the output you predicted from it, `{predicted}`, is not what `{call}` returns."
+    elif on_output: verdict = f"Running the code shows that the output you predicted from it, `{predicted}`, is not what `{call}` returns."
     else: verdict = f"The program's recorded state shows that your answer `{predicted}` is not the value asked for."
     task = f"The question: {question}\n\n" if question is not None else ''
-    fmt = _RHDA_FORMAT_IO.format(call=call) if question is None else _RHDA_FORMAT_PROBE
+    again = 'completed assertion' if question is None else 'output and the answer' if feedback == 'outputs' else 'answer'
     return (f"Here is the Python program again:\n\n```python\n{source.rstrip()}\n```\nThe call: `{call}`\n\n{task}Your analysis of "
             f"it was:\n{analysis}\n\n{verdict} Look for the steps of the analysis that may be wrong, correct them, and give the "
-            f"{'completed assertion' if question is None else 'answer'} again.\n\n{fmt}")
+            f"{again} again.\n\n{_rhda_format(call, question, feedback)}")

@@ -13,7 +13,8 @@ from .analysis import majority_votes, pass_maj_table, per_step_error_rate, survi
 from .published import published_meta, published_splits
 
 # %% auto #0
-__all__ = ['VOTE_WORDS', 'plot_accuracy_vs_steps', 'vote_grid', 'voting_curves', 'plot_voting', 'plot_survival']
+__all__ = ['VOTE_WORDS', 'VOTE_NAMES', 'plot_accuracy_vs_steps', 'vote_column', 'vote_named', 'vote_grid', 'voting_curves',
+           'plot_voting', 'plot_survival']
 
 # %% ../../nbs/15c_l0_plots.ipynb #bb8f9ef3
 def _split_points(scores: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
@@ -58,6 +59,17 @@ def plot_accuracy_vs_steps(scores: pd.DataFrame | None,  # scored responses (Non
 
 # %% ../../nbs/15c_l0_plots.ipynb #33bad56c
 VOTE_WORDS = {'first': 'the first k voters, as the authors\' release', 'expected': 'expected over k-voter subsets'}  # what legends say
+VOTE_NAMES = {'first': 'first k voters', 'expected': 'expected over k-voter subsets'}  # what table columns say
+
+def vote_column(column: str,  # a column of votes: `maj@5`, `majvote@k`
+                how: str = 'first'  # the vote that made it: 'first' k voters or 'expected' over k-subsets
+               ) -> str:
+    "The column's name with the vote that made it: `maj@5 (first k voters)`."
+    return f"{column} ({VOTE_NAMES[how]})"
+
+def vote_named(table: pd.DataFrame, how: str = 'first') -> pd.DataFrame:
+    "The table with every `maj@k` / `majvote@k` column named by its vote (a table to save or show; the kit's own tables keep `maj@k`)."
+    return table.rename(columns=lambda c: vote_column(c, how) if str(c).startswith(('maj@', 'majvote@')) else c)
 
 def vote_grid(n: int) -> list[int]:
     "Voter counts to draw a curve at: every k up to 32, then about ten a factor of ten (1,024 voters: 69 points, not 1,024)."
@@ -68,13 +80,13 @@ def voting_curves(scores: pd.DataFrame,  # scored responses
                   ks=None,  # voters to evaluate (default: 1 to the smallest number of voters of a program)
                   how: str = 'first',  # majvote@k of the first k voters (the authors' release), or 'expected' over k-subsets
                  ) -> pd.DataFrame:
-    "pass@k and majvote@k (%), averaged over splits, for each k."
+    "pass@k and majvote@k (%), averaged over splits, for each k; the majvote column named by its vote (`majvote@k (first k voters)`)."
     if ks is None: ks = vote_grid(int(scores.groupby("id").size().min()))
     ks = list(ks)
     avg = pass_maj_table(scores, ks=ks, how=how).loc["average"]
     maj1 = 100 * majority_votes(scores, 1, how=how).groupby("split")["correct"].mean().mean()  # majvote@1: voter 0, or the single attempt
     return pd.DataFrame({"k": ks, "pass@k": [avg[f"pass@{k}"] for k in ks],
-                         "majvote@k": [maj1 if k == 1 else avg[f"maj@{k}"] for k in ks]})
+                         vote_column("majvote@k", how): [maj1 if k == 1 else avg[f"maj@{k}"] for k in ks]})
 
 # %% ../../nbs/15c_l0_plots.ipynb #502be81f
 def plot_voting(scores: pd.DataFrame | None,  # scored responses (None: the paper's model alone)
@@ -89,11 +101,11 @@ def plot_voting(scores: pd.DataFrame | None,  # scored responses (None: the pape
     if scores is not None:
         c = voting_curves(scores, ks, how)
         ax.plot(c["k"], c["pass@k"], "o-", ms=3, label=f"{label}: pass@k (unbiased, over all voters)")
-        ax.plot(c["k"], c["majvote@k"], "o-", ms=3, label=f"{label}: majvote@k ({VOTE_WORDS[how]})")
+        ax.plot(c["k"], c[vote_column("majvote@k", how)], "o-", ms=3, label=f"{label}: majvote@k ({VOTE_WORDS[how]})")
     if published_model:
         p = published_splits(published_model).loc["average"]
         ax.plot([1, 5, 15, 31], [p[f"pass@{k}"] for k in (1, 5, 15, 31)], "s", mfc="none", ms=7, label=f"paper: {published_model} pass@k")
-        ax.plot([5, 15, 31], [p[f"maj@{k}"] for k in (5, 15, 31)], "^", mfc="none", ms=7, label=f"paper: {published_model} maj@k")
+        ax.plot([5, 15, 31], [p[f"maj@{k}"] for k in (5, 15, 31)], "^", mfc="none", ms=7, label=f"paper: {published_model} maj@k (the authors' first k voters)")
     ax.set(xlabel="voters k", ylabel="whole-trace accuracy (%)", xscale="log", ylim=(0, 102))
     ax.set_xticks([1, 2, 5, 10, 15, 31]); ax.set_xticklabels([1, 2, 5, 10, 15, 31])
     ax.grid(alpha=0.3)
