@@ -11,7 +11,7 @@
 #          full: the papers' sizes: L0 500 programs per split x 31 voters on all four splits, 2 to 64 shots, think
 #          bypass, task variations, the model on all 18 ablation sets, 1,024 voters in figure 3; ProcBench all 5,520
 #          items; SX every sample of the three subsets; CoRE all five prompting methods
-# NOTEBOOK names without .ipynb (default: all ten, data notebooks first, in the papers' order)
+# NOTEBOOK names without .ipynb (default: ten of the eleven, all but l0_05_organism (it trains a model first), data notebooks first, in the papers' order)
 #
 # Executed notebooks go to runs/experiments/<model>-<scale>/ with timings.tsv (notebook, seconds); figures and tables
 # to figures/; model runs to runs/, resumed when the same command runs again (an interrupted command continues).
