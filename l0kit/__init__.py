@@ -1,25 +1,30 @@
+"""l0kit: procedural-correctness benchmarks for language models (L0-Bench, ProcBench, SX-style step counting, CoRE).
+
+What a benchmark plugin needs imports from here: `from l0kit import Benchmark, Reading, FirstError, SimulatedModel,
+Prompt, ConfigError, DataError`, and the helpers the tutorial (`nbs/50_tutorial_new_benchmark.ipynb`) uses. They are
+loaded on first use, so `import l0kit` stays light.
+"""
 __version__ = "0.1.0"
 
-# Module paths of earlier releases, importable for one more release with a DeprecationWarning (README: the names table).
-# `l0kit.core` read as "the kit's core": CoRE's subpackage is `l0kit.corebench`; data modules are `dataset` everywhere.
-import importlib as _importlib, importlib.abc as _abc, importlib.util as _util, sys as _sys, warnings as _warnings
+# name -> module that defines it (the plugin API; imported when first asked for)
+_API = {
+    'Benchmark': 'l0kit.harness.benchmark', 'Reading': 'l0kit.harness.benchmark', 'FirstError': 'l0kit.harness.benchmark',
+    'ItemLayout': 'l0kit.harness.benchmark', 'Option': 'l0kit.harness.benchmark', 'answer_part': 'l0kit.harness.benchmark',
+    'first_difference': 'l0kit.harness.benchmark', 'prefix_credit': 'l0kit.harness.benchmark',
+    'read_card': 'l0kit.harness.benchmark', 'stream_seed': 'l0kit.harness.benchmark',
+    'get_benchmark': 'l0kit.harness.benchmark', 'benchmark_names': 'l0kit.harness.benchmark',
+    'register_benchmark': 'l0kit.harness.benchmark',
+    'SimulatedModel': 'l0kit.harness.models', 'Prompt': 'l0kit.harness.prompt',
+    'ConfigError': 'l0kit.harness.config', 'DataError': 'l0kit.harness.config', 'YamlConfig': 'l0kit.harness.config',
+    'check_value': 'l0kit.harness.config', 'safe_name': 'l0kit.harness.config',
+}
+__all__ = ['__version__', *_API]
 
-_MOVED = {'l0kit.core.data': 'l0kit.corebench.dataset', 'l0kit.core': 'l0kit.corebench', 'l0kit.sx.data': 'l0kit.sx.dataset',
-          'l0kit.harness.hf': 'l0kit.harness.transformers_backend', 'l0kit.bridges.hf': 'l0kit.bridges.hf_datasets'}
+def __getattr__(name: str):
+    if name not in _API: raise AttributeError(f"module 'l0kit' has no attribute {name!r}")
+    import importlib
+    value = getattr(importlib.import_module(_API[name]), name)
+    globals()[name] = value  # once: later lookups do not come here
+    return value
 
-def _new_name(name: str):
-    for old, new in _MOVED.items():
-        if name == old or name.startswith(old + '.'): return new + name[len(old):]
-    return None
-
-class _Moved(_abc.MetaPathFinder, _abc.Loader):
-    "Imports an old module path as the module that now holds its code (the same module object, not a copy)."
-    def find_spec(self, name, path=None, target=None):
-        return _util.spec_from_loader(name, self) if name.startswith('l0kit.') and _new_name(name) else None
-    def create_module(self, spec):
-        new = _new_name(spec.name)
-        _warnings.warn(f"{spec.name} is now {new}; the old name goes in the next release", DeprecationWarning, stacklevel=2)
-        return _importlib.import_module(new)
-    def exec_module(self, module): pass
-
-if not any(isinstance(f, _Moved) for f in _sys.meta_path): _sys.meta_path.insert(0, _Moved())  # before the path finders: never a second copy
+def __dir__(): return sorted(set(globals()) | set(_API))

@@ -2,7 +2,7 @@
 
 An item is a start value and a chain of operations (`+3`, `*2`, `-5`); the model writes the value after each one.
 Like L0-Bench it is graded on the whole sequence, with the steps before the first error. Everything the kit needs is
-the `Benchmark` protocol (`l0kit.harness.benchmark`): data, prompts, one reading per response, tables, the item view
+the `Benchmark` protocol (`from l0kit import Benchmark, ...`): data, prompts, one reading per response, tables, the item view
 and a simulated model. The entry point in `pyproject.toml` registers it.
 """
 from __future__ import annotations
@@ -10,11 +10,8 @@ import json, random, re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 import pandas as pd
-from l0kit.harness.benchmark import (Benchmark, ItemLayout, Reading, answer_part, first_difference, prefix_credit,
-                                     read_card, stream_seed)
-from l0kit.harness.config import DataError, YamlConfig, check_value, safe_name
-from l0kit.harness.models import SimulatedModel
-from l0kit.harness.prompt import Prompt
+from l0kit import (Benchmark, DataError, ItemLayout, Prompt, Reading, SimulatedModel, YamlConfig, answer_part, check_value,
+                   first_difference, prefix_credit, read_card, safe_name, stream_seed)
 
 __all__ = ['SumsDataConfig', 'SumsEvalConfig', 'make_item', 'SumsSimulated', 'SumsBenchmark']
 

@@ -1,0 +1,53 @@
+"""The import surface of the first release: what a plugin needs comes from `l0kit` itself, and nothing of an earlier
+layout is kept (no old module path, config alias, renamed command, hidden flag or run format 1)."""
+import json, subprocess, sys
+import pytest
+
+PLUGIN_API = ['Benchmark', 'Reading', 'FirstError', 'SimulatedModel', 'Prompt', 'ConfigError', 'DataError', 'ItemLayout',
+              'Option', 'answer_part', 'first_difference', 'prefix_credit', 'read_card', 'stream_seed', 'get_benchmark',
+              'benchmark_names', 'register_benchmark', 'YamlConfig', 'check_value', 'safe_name']
+HOME = {'Benchmark': 'harness.benchmark', 'Reading': 'harness.benchmark', 'SimulatedModel': 'harness.models',
+        'Prompt': 'harness.prompt', 'ConfigError': 'harness.config', 'DataError': 'harness.config', 'safe_name': 'harness.config'}
+
+def py(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120)
+
+def test_the_plugin_api_is_the_kits_own_objects():
+    "Each name of `from l0kit import ...` is the very object of the module that defines it (not a copy or a wrapper)."
+    import importlib, l0kit
+    for name, mod in HOME.items(): assert getattr(l0kit, name) is getattr(importlib.import_module(f'l0kit.{mod}'), name), name
+    missing = [n for n in PLUGIN_API if not hasattr(l0kit, n)]
+    assert not missing and sorted(set(l0kit.__all__) - {'__version__'}) == sorted(PLUGIN_API)
+    with pytest.raises(AttributeError, match="no attribute 'Benchmrk'"): l0kit.Benchmrk
+
+def test_import_l0kit_is_light():
+    "`import l0kit` loads none of the harness (nor pandas) until a name is asked for."
+    out = py("import sys, l0kit; print(sorted(m for m in sys.modules if m.startswith('l0kit.') or m == 'pandas'))")
+    assert out.returncode == 0 and out.stdout.strip() == '[]', out
+    out = py("import sys, l0kit; l0kit.ConfigError; print('l0kit.harness.config' in sys.modules)")
+    assert out.stdout.strip() == 'True', out
+
+@pytest.mark.parametrize('code', ['import l0kit.core', 'import l0kit.core.data', 'import l0kit.sx.data', 'import l0kit.harness.hf',
+                                  'import l0kit.bridges.hf', 'from l0kit.l0.dataset import DatasetConfig',
+                                  'from l0kit.l0.benchmark import L0Config', 'from l0kit.procbench.dataset import ProcBenchConfig',
+                                  'from l0kit.sx.dataset import SXConfig', 'from l0kit.corebench.dataset import CoreConfig',
+                                  'from l0kit.procbench.benchmark import load_procbench_simulated'])
+def test_no_name_of_an_earlier_layout_imports(code):
+    out = py(code)
+    assert out.returncode == 1 and ('ModuleNotFoundError' in out.stderr or 'ImportError' in out.stderr), out
+
+@pytest.mark.parametrize('argv', [['trace', '--help'], ['procbench-check', '--help'], ['import-release', '--help'],
+                                  ['report', 'RUN', '--pass-maj'], ['report', 'RUN', '--errors', 'D']])
+def test_no_renamed_command_or_hidden_flag(argv):
+    "argparse refuses them (exit 2, its usage line), as it does any word the parser does not know."
+    from l0kit.harness.cli import main
+    with pytest.raises(SystemExit) as e: main(argv)
+    assert e.value.code == 2
+
+def test_a_run_folder_of_format_1_is_refused_in_one_line(tmp_path, capsys):
+    from l0kit.harness.cli import main
+    (tmp_path / 'run.json').write_text(json.dumps({'model': 'm', 'benchmark': 'l0', 'split': 's', 'config': {'voters': 3}}))
+    (tmp_path / 'responses.jsonl').write_text('')
+    assert main(['report', str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and 'has format None; this kit' in err and 'reads format 2' in err
