@@ -35,3 +35,8 @@ def pytest_collection_modifyitems(config, items):
     skip = pytest.mark.skip(reason="needs --runslow")
     for item in items:
         if any(k in item.keywords for k in ("slow", "model")): item.add_marker(skip)
+
+def run_json(voters: int, model: str = 'hand-written', split: str = 'all', benchmark: str = 'l0', **fields) -> dict:
+    "A hand-written `run.json` of the current format (2): the fields `check_meta` needs, and any others given."
+    return dict(format=2, benchmark=benchmark, benchmark_config={}, run_config={'voters': voters}, model=model,
+                model_identity=model, split=split, shard='1/1', **fields)

@@ -99,9 +99,9 @@ def sx_data(tmp_path_factory):
 def test_export_hf_writes_nothing_outside_out(tmp_path, sx_data, split, capsys):
     "An SX card naming a split `../../x` or an absolute path: refused, and no Parquet lands outside --out."
     data = tmp_path / 'deep' / 'er' / 'data'; shutil.copytree(sx_data, data)
-    meta = json.loads((data / 'sx_dataset.json').read_text())
+    meta = json.loads((data / 'card.json').read_text())
     meta['splits'][split] = 'easy.jsonl'
-    (data / 'sx_dataset.json').write_text(json.dumps(meta))
+    (data / 'card.json').write_text(json.dumps(meta))
     before = set(tmp_path.rglob('*'))
     assert main(['export', 'hf', '--data', str(data), '--out', str(tmp_path / 'deep' / 'er' / 'out')]) == 2
     assert 'cannot be a file name' in capsys.readouterr().err
@@ -114,9 +114,9 @@ def test_an_sx_card_cannot_point_at_a_file_outside_the_data_folder(tmp_path, sx_
     "The card's file of a split is a plain name in the data folder; anything else is a one-line data error, nothing read."
     data = tmp_path / 'data'; shutil.copytree(sx_data, data)
     (tmp_path / 'secret.jsonl').write_text(json.dumps({'id': 'secret', 'task': 'predict'}) + '\n')
-    meta = json.loads((data / 'sx_dataset.json').read_text())
+    meta = json.loads((data / 'card.json').read_text())
     meta['splits']['easy'] = target
-    (data / 'sx_dataset.json').write_text(json.dumps(meta))
+    (data / 'card.json').write_text(json.dumps(meta))
     with pytest.raises(DataError, match="the file of split 'easy'"): get_benchmark('sx').load(data, 'easy')
 
 

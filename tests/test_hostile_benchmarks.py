@@ -16,7 +16,9 @@ GIB, MIB = 2**30, 2**20
 def measured(code: str, timeout: float = 120, limit: int = 2 * GIB) -> tuple[int, str, str, int]:
     "Run `code` in a fresh Python under an address-space limit: (exit status, stdout, stderr, peak resident MiB)."
     prelude = (f"import atexit, resource, sys\nresource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))\n"
-               "atexit.register(lambda: print(f'PEAK_MIB={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}', file=sys.stderr))\n")
+               # VmHWM: this program's own peak; ru_maxrss would also count the parent's pages at fork (Linux keeps it across exec)
+               "hwm = lambda: int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM:')).split()[1]) // 1024\n"
+               "atexit.register(lambda: print(f'PEAK_MIB={hwm()}', file=sys.stderr))\n")
     env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(ROOT), os.environ.get('PYTHONPATH', '')])}  # this checkout's kit
     r = subprocess.run([sys.executable, '-c', prelude + textwrap.dedent(code)], capture_output=True, text=True, timeout=timeout,
                        env=env, cwd=ROOT)
@@ -145,7 +147,7 @@ def test_a_16_mb_program_is_refused_before_it_is_parsed():
 def sx_folder(tmp_path: Path) -> Path:
     from l0kit.sx.stepcount import SEMANTICS_VERSION
     d = tmp_path / 'sx'; d.mkdir()
-    (d / 'sx_dataset.json').write_text(json.dumps({'semantics': SEMANTICS_VERSION, 'splits': {'easy': 'easy.jsonl'}}))
+    (d / 'card.json').write_text(json.dumps({'semantics': SEMANTICS_VERSION, 'splits': {'easy': 'easy.jsonl'}}))
     (d / 'easy.jsonl').write_text(json.dumps({'id': 'a', 'task': 'reasoning'}) + '\n')
     return d
 
@@ -154,16 +156,16 @@ def sx_folder(tmp_path: Path) -> Path:
 def test_an_sx_file_that_is_a_fifo_is_refused_at_once(tmp_path, what):
     "The card or a split of an SX folder that is a FIFO: refused in one line, not waited on."
     d = sx_folder(tmp_path)
-    name = 'sx_dataset.json' if what == 'card' else 'easy.jsonl'
+    name = 'card.json' if what == 'card' else 'easy.jsonl'
     (d / name).unlink(); os.mkfifo(d / name)
     rc, out, err, peak = measured(f"from l0kit.harness.benchmark import get_benchmark\nget_benchmark('sx').load({str(d)!r}, 'easy')", timeout=60)
     assert rc == 1 and 'is not a regular file' in err.splitlines()[-1]
 
 
 def test_a_sparse_sx_card_is_refused_small(tmp_path):
-    "A 4 GiB sparse `sx_dataset.json`: read whole it is a MemoryError; refused at 16 MiB, in one line."
+    "A 4 GiB sparse `card.json`: read whole it is a MemoryError; refused at 16 MiB, in one line."
     d = sx_folder(tmp_path)
-    sparse(d / 'sx_dataset.json')
+    sparse(d / 'card.json')
     rc, out, err, peak = measured(cli('eval', '--benchmark', 'sx', '--data', d, '--split', 'easy', '--model', 'simulated', '--out', tmp_path / 'run', '--no-progress'))
     assert rc == 2 and 'is longer than 16,777,216 bytes' in one_line(err) and peak < 300, (err[-1000:], peak)
 

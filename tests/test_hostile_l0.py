@@ -165,7 +165,7 @@ MEASURE = textwrap.dedent("""\
     try: {run}
     except {error} as e: print('REFUSED', str(e)[:300])
     else: print('DONE')
-    print('PYTHON_PEAK', tracemalloc.get_traced_memory()[1], 'RSS_PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    print('PYTHON_PEAK', tracemalloc.get_traced_memory()[1], 'RSS_PEAK', int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM:')).split()[1]) * 1024)  # this program's own peak (ru_maxrss keeps a forked parent's)
     """)
 
 

@@ -10,6 +10,7 @@ from l0kit.harness.models import Model, Completion, load_model, prepare
 from l0kit.harness.runner import run_eval, RunConfig
 from l0kit.harness.runs import read_records
 from l0kit.harness.report import report
+from conftest import run_json
 
 def read_responses(run): return [vars(r) for r in read_records(run).records]
 
@@ -114,7 +115,7 @@ def test_experiment_cost_projects_from_measured_batches(tmp_path):
     "benchmarks/experiment_cost.py: the median batch rate; a split whose requests all failed is not runnable."
     def write(split, records):
         d = tmp_path / 'runs' / split; d.mkdir(parents=True)
-        (d / 'run.json').write_text(json.dumps({'split': split, 'model': 'm', 'model_info': {'batch_size': 2}, 'benchmark': 'l0', 'config': {'voters': 1}}))
+        (d / 'run.json').write_text(json.dumps(run_json(1, model='m', split=split, model_info={'batch_size': 2})))
         (d / 'responses.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in records))
     rec = dict(prompt_hash='-', response='L2,', prompt_tokens=100, completion_tokens=10, error=None, finish_reason='stop')
     write('short', [dict(rec, id=f'p{i}', voter=0, latency_s=4.0 if i < 2 else 6.0) for i in range(4)])  # 2 batches: 10 s
@@ -146,5 +147,5 @@ def test_every_benchmark_through_the_cli_with_its_simulated_model(tmp_path, benc
 def test_options_a_benchmark_does_not_take_are_errors(tmp_path):
     cli('generate', '--benchmark', 'sx', '--out', tmp_path / 'data', '--limit', '1')
     out = subprocess.run(CLI + ['eval', '--benchmark', 'sx', '--data', str(tmp_path / 'data'), '--split', 'easy', '--model',
-                                'simulated', '--shots', '2', '--out', str(tmp_path / 'run'), '--no-progress'], capture_output=True, text=True)
+                                'simulated', '--set', 'shots=2', '--out', str(tmp_path / 'run'), '--no-progress'], capture_output=True, text=True)
     assert out.returncode == 2 and "sx does not take 'shots'; its settings are: presentation, max_new_tokens" in out.stderr

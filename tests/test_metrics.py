@@ -11,6 +11,7 @@ from l0kit.harness.scoring import pass_at_k, bootstrap_ci
 from l0kit.l0.analysis import score_responses, summarize_l0, pass_maj_table, survival_curve
 from l0kit.harness.report import group_responses, group_runs, report
 from l0kit.harness.runs import RunError
+from conftest import run_json
 from l0kit.l0.taxonomy import VALIDATION_PROGRAMS, _random_inputs, write_errors_jsonl, classify_errors
 from l0kit.l0.tracer import trace_program
 
@@ -140,8 +141,7 @@ def _make_run(tmp_path, voters=7, garbage=True):
     if garbage:
         lines += [json.dumps(dict(id="p0", voter=voters, response=None)), json.dumps(dict(id="p1", voter=voters, response="\x00" * 5000)),
                   '{"id": "p2", "voter": 99, "response": "trunc']
-    (tmp_path / "run.json").write_text(json.dumps(dict(model="hand-written", benchmark="l0", data=None, split="all", seed=0,
-                                                        config={"voters": voters})))  # a format-1 run.json
+    (tmp_path / "run.json").write_text(json.dumps(run_json(voters)))
     (tmp_path / "responses.jsonl").write_text("\n".join(lines) + "\n")
     return items
 
@@ -193,8 +193,7 @@ def test_summary_matches_hand_computation(tmp_path):
     split = {"p0": "short", "p1": "short", "p2": "long", "p3": "long"}
     items = [dict(id=i, split=split[i], program="def function(a):\n    b = a + 1\n    return\n", target=target, steps=3,
                   demonstrations=[]) for i in voters]
-    (tmp_path / "run.json").write_text(json.dumps(dict(model="hand-written", benchmark="l0", data=None, split="all", seed=0,
-                                                        config={"voters": 5})))
+    (tmp_path / "run.json").write_text(json.dumps(run_json(5)))
     (tmp_path / "responses.jsonl").write_text("".join(json.dumps(dict(id=i, split=split[i], voter=v, response=r, error=None)) + "\n"
                                                       for i, rs in voters.items() for v, r in enumerate(rs)))
     resp, _ = _responses(tmp_path)
@@ -332,7 +331,7 @@ def test_published_small_tables_appear_in_the_paper(table):
         assert ok, f"table {table}: {want} not found on one line of the paper's text"
 
 def test_report_cli_validates_taxonomy_on_simulated_runs(tmp_path, capsys):
-    "Records carrying a simulated model's `meta.injected` get a confusion matrix in `--errors` output."
+    "Records carrying a simulated model's `meta.injected` get a confusion matrix in `--set errors=DIR` output."
     from l0kit.harness.cli import main
     from l0kit.l0.taxonomy import corrupt_trace
     rng = np.random.default_rng(0)
@@ -344,9 +343,9 @@ def test_report_cli_validates_taxonomy_on_simulated_runs(tmp_path, capsys):
             resp, e = corrupt_trace(t, prog, "expression", rng)
             meta = {"simulated": True, "injected": [{"step": e, "kind": "value"}]}
             lines.append(json.dumps(dict(id=f"p{i}", split="short", voter=v, response="\n".join(resp), meta=meta)))
-    (tmp_path / "run.json").write_text(json.dumps(dict(model="simulated:rate=0.1", benchmark="l0", data="", split="short", config={"voters": 3})))
+    (tmp_path / "run.json").write_text(json.dumps(run_json(3, model="simulated:rate=0.1", split="short", simulated=True)))
     (tmp_path / "responses.jsonl").write_text("\n".join(lines) + "\n")
     from l0kit.l0.dataset import save_dataset
     save_dataset({"short": items}, {"config": {"gen": {"max_trace_steps": 500}}, "counts": {"short": len(items)}}, tmp_path / "data")
-    assert main(["report", str(tmp_path), "--data", str(tmp_path / "data"), "--errors", str(tmp_path / "err")]) == 0
+    assert main(["report", str(tmp_path), "--data", str(tmp_path / "data"), "--set", f"errors={tmp_path / 'err'}"]) == 0
     assert "Injected (simulated model) vs classified first errors: accuracy 1.000" in capsys.readouterr().out

@@ -105,8 +105,8 @@ def test_shards_report_equals_the_whole_run(tmp_path):
     common = ['--data', data, '--split', 'short', '--model', 'simulated:rate=0.05,seed=3', '--voters', '5', '--no-progress']
     assert cli('eval', *common, '--out', tmp_path / 'whole')[0] == 0
     for k in (1, 2, 3): assert cli('eval', *common, '--shard', f'{k}/3', '--out', tmp_path / f'part{k}')[0] == 0
-    whole = json.loads(cli('report', tmp_path / 'whole', '--json', '--pass-maj')[1])
-    parts = json.loads(cli('report', *(tmp_path / f'part{k}' for k in (1, 2, 3)), '--json', '--pass-maj')[1])
+    whole = json.loads(cli('report', tmp_path / 'whole', '--json', '--set', 'pass_maj=true')[1])
+    parts = json.loads(cli('report', *(tmp_path / f'part{k}' for k in (1, 2, 3)), '--json', '--set', 'pass_maj=true')[1])
     assert whole['reports'][0]['tables'] == parts['reports'][0]['tables']
     assert whole['reports'][0]['responses'] == parts['reports'][0]['responses'] == 20
 

@@ -25,7 +25,7 @@ from .dataset import METHODS
 __all__ = ['TABLE1_COLUMNS', 'PAPER_FIGURE5', 'FAMILIES', 'score_response', 'problem_metrics', 'summarize', 'dimension_table',
            'family_table', 'family_heatmap', 'paper_family_heatmap', 'model_family', 'items_from_published',
            'CoreEvalConfig', 'CoreBenchmark', 'published_table', 'published_statistics', 'wrong_value',
-           'simulate_core_response', 'CoreSimulatedModel', 'load_core_simulated']
+           'simulate_core_response', 'CoreSimulatedModel']
 
 # %% ../../nbs/44_core_benchmark.ipynb #5fe9a30e
 def score_response(item: dict, response: str) -> dict:
@@ -353,11 +353,6 @@ class CoreSimulatedModel(SimulatedModel):
         if meta.get('feedback') != 'outputs': return simulate_core_response(meta, correct, rng), {'correct': correct, 'turn': turn}
         output_right = rng.random() < (self.amend_accuracy if turn > 1 else self.output_accuracy)  # the probe's predicted output: a draw of its own
         return simulate_core_response(meta, correct, rng, output_right), {'correct': correct, 'output_correct': output_right, 'turn': turn}
-
-def load_core_simulated(arg: str = '', **options) -> CoreSimulatedModel:
-    "The CoRE simulated model of `simulated:output_accuracy=0.9,probe_accuracy=0.5,amend_accuracy=0.5,seed=0` options."
-    if arg: raise ValueError(f"the CoRE simulated model takes only options, e.g. `simulated:output_accuracy=0.9,probe_accuracy=0.3`; got {arg!r}")
-    return CoreSimulatedModel.from_options(options)
 
 # %% ../../nbs/44_core_benchmark.ipynb #e61e3f22
 @patch

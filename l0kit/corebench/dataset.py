@@ -17,7 +17,7 @@ from ..harness.config import (ConfigError, DataError, MAX_YAML_CHARS, YamlConfig
                                   read_bounded, read_lines, safe_name, shown)
 
 # %% auto #0
-__all__ = ['METHODS', 'CoreConfig', 'MAX_CORE_FILE_BYTES', 'PROBLEM_SET', 'CoreConfigError', 'CoreDataConfig', 'CoreDataError',
+__all__ = ['METHODS', 'MAX_CORE_FILE_BYTES', 'PROBLEM_SET', 'CoreConfigError', 'CoreDataConfig', 'CoreDataError',
            'infer_entry_point', 'load_core_io', 'load_core_qa', 'load_problem_set', 'problem_tracer',
            'validate_problem', 'CoreBuild', 'build_core_set', 'write_core_set', 'read_core_items']
 
@@ -44,8 +44,6 @@ class CoreDataConfig(YamlConfig):
         check_value('CoreDataConfig', 'strict_thresholds', self.strict_thresholds, bool)
 
     def to_dict(self) -> dict: return asdict(self)
-
-CoreConfig = CoreDataConfig  # its name in earlier releases, kept for one release
 
 # %% ../../nbs/42_core_data.ipynb #1425a9c2
 class CoreDataError(DataError):

@@ -11,7 +11,7 @@ from .config import ConfigError, DataError, terminal_safe
 from .models import ModelError
 
 # %% auto #0
-__all__ = ['COMMANDS', 'RENAMED', 'USER_ERRORS', 'cmd_generate', 'build_parser', 'main']
+__all__ = ['COMMANDS', 'USER_ERRORS', 'cmd_generate', 'build_parser', 'main']
 
 # %% ../../nbs/09_cli.ipynb #d801083e
 def _progress(total: int, desc: str):
@@ -38,23 +38,15 @@ def cmd_generate(args) -> int:
 
 # %% ../../nbs/09_cli.ipynb #8d8d94e6
 COMMANDS = ['l0kit.harness.eval_cli', 'l0kit.harness.report_cli', 'l0kit.harness.compare', 'l0kit.bridges.export_cli', 'l0kit.harness.viewer', 'l0kit.train']
-RENAMED = {'trace': ('l0', 'trace'), 'import-release': ('l0', 'import-release'), 'procbench-check': ('procbench', 'check')}  # old spelling -> (benchmark, verb), kept for one release
 
 def _benchmark_commands(sub):
-    "`l0kit NAME VERB ...` for every benchmark with commands of its own (`register_cli`), and the old spellings as aliases."
+    "`l0kit NAME VERB ...` for every benchmark with commands of its own (`register_cli`)."
     for name in benchmark_names():
         probe = argparse.ArgumentParser(add_help=False).add_subparsers()
         get_benchmark(name).register_cli(probe)
         if not probe.choices: continue
         b = sub.add_parser(name, help=f"{name}'s own commands: {', '.join(probe.choices)}")
         get_benchmark(name).register_cli(b.add_subparsers(dest='verb', required=True))
-    for old, (name, verb) in RENAMED.items():
-        holder = argparse.ArgumentParser(add_help=False).add_subparsers()
-        get_benchmark(name).register_cli(holder)
-        a = sub.add_parser(old, parents=[], help=f"(renamed: `l0kit {name} {verb}`; this spelling goes in the next release)",
-                           add_help=True, conflict_handler='resolve')
-        for action in holder.choices[verb]._actions[1:]: a._add_action(action)
-        a.set_defaults(**{**holder.choices[verb]._defaults, 'renamed_to': f"l0kit {name} {verb}"})
 
 def build_parser() -> argparse.ArgumentParser:
     "The `l0kit` argument parser with every subcommand."
@@ -84,7 +76,6 @@ def main(argv=None) -> int:
     "Run the `l0kit` command: every user error is caught here, once, and printed as one line naming the command."
     args = build_parser().parse_args(argv)
     name = args.command if args.command not in benchmark_names() else f"{args.command} {args.verb}"
-    if getattr(args, 'renamed_to', None): print(f"note: `l0kit {args.command}` is now `{args.renamed_to}`; the old spelling goes in the next release", file=sys.stderr)
     try: return args.func(args) or 0
     except KeyboardInterrupt as e:
         print(f"l0kit {name}: interrupted: {terminal_safe(e) or 'completed work is kept on disk'}", file=sys.stderr); return getattr(e, 'status', 130)

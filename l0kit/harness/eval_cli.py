@@ -8,18 +8,16 @@ import argparse, dataclasses, json, sys
 from pathlib import Path
 from .benchmark import benchmark_names, benchmark_of, get_benchmark, model_for, DataError
 from .config import ConfigError, YamlSyntaxError, load_yaml, read_yaml_mapping, terminal_safe
-from .models import MODEL_KINDS, ModelError
-from .prompt import PromptError
+from .models import MODEL_KINDS
 from .runner import RunConfig, run_eval
-from .runs import RunError, Shard
+from .runs import Shard
 
 # %% auto #0
-__all__ = ['USER_ERRORS', 'extra_body_of', 'settings_from_args', 'add_eval_arguments', 'budget_lines', 'eval_command',
-           'models_command', 'register_cli']
+__all__ = ['extra_body_of', 'settings_from_args', 'add_eval_arguments', 'budget_lines', 'eval_command', 'models_command',
+           'register_cli']
 
 # %% ../../nbs/09a_eval_cli.ipynb #d957ade3
 _RUN_FLAGS = ('voters', 'seed', 'temperature', 'top_p', 'max_new_tokens_cap', 'stop', 'reasoning')
-_L0_FLAGS = ('shots', 'pool_size', 'setup', 'think_bypass', 'budget_margin')
 
 def _file_settings(path) -> tuple[dict, dict]:
     d = read_yaml_mapping(path) if path else {}
@@ -41,9 +39,6 @@ def settings_from_args(args) -> tuple[RunConfig, dict]:
     run, bench = _file_settings(args.config)
     run.update({k: getattr(args, k) for k in _RUN_FLAGS if getattr(args, k, None) is not None})
     if getattr(args, 'extra_body', None) is not None: run['extra_body'] = extra_body_of(args.extra_body)
-    if old := {k: getattr(args, k) for k in _L0_FLAGS if getattr(args, k, None) is not None}:
-        print(f"note: --{', --'.join(k.replace('_', '-') for k in old)} will go in the next release: write --set {' --set '.join(f'{k}={v}' for k, v in old.items())}", file=sys.stderr)
-        bench.update(old)
     for kv in args.set or []:
         key, eq, value = kv.partition('=')
         if not eq or not key: raise ConfigError(f"--set takes KEY=VALUE, got {kv!r}")
@@ -73,17 +68,12 @@ def add_eval_arguments(p: argparse.ArgumentParser):
     p.add_argument('--stop', action='append', help='a stop string (repeatable), e.g. --stop "```"')
     p.add_argument('--extra-body', metavar='JSON', help="request fields beyond OpenAI's, sent with every request and recorded, e.g. "
                    """'{"chat_template_kwargs": {"enable_thinking": false}, "top_k": 20}'""")
-    # the L0 shortcuts of earlier releases, kept for one release and hidden: `--set shots=2` is the spelling for every benchmark
-    for flag, kind in (('--shots', int), ('--pool-size', int), ('--setup', str), ('--budget-margin', int)): p.add_argument(flag, type=kind, help=argparse.SUPPRESS)
-    p.add_argument('--think-bypass', action='store_true', default=None, help=argparse.SUPPRESS)
     b = p.add_argument_group('batch files (OpenAI Batch API, `vllm run-batch`)')
     b.add_argument('--export-batch', metavar='FILE', help="write the run's pending requests to FILE and stop (no server is contacted)")
     b.add_argument('--import-batch', metavar='FILE', help='read a batch results file into the run')
     p.add_argument('--no-progress', action='store_true', help='no progress bar')
 
 # %% ../../nbs/09a_eval_cli.ipynb #d1d79d1d
-USER_ERRORS = (ModelError, DataError, ConfigError, RunError, PromptError, FileNotFoundError)
-
 def _say(*a): print(*a, file=sys.stderr)
 
 def _batch(args, bench, items, run, shard) -> int:

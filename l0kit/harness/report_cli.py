@@ -4,7 +4,6 @@
 
 # %% ../../nbs/09b_report_cli.ipynb #c5a50c12
 from __future__ import annotations
-import sys
 import l0kit
 from .report import report, report_json
 from .config import mathtext_safe, terminal_safe
@@ -37,17 +36,10 @@ def print_report(r) -> None:
     print(terminal_safe('\n'.join(out)) + '\n')  # names and table cells can hold a model's text: no control character reaches the terminal
 
 # %% ../../nbs/09b_report_cli.ipynb #dd72c691
-_OLD_FLAGS = ('k', 'strict', 'pass_maj', 'ci', 'compare', 'errors', 'seed')  # L0 flags of earlier releases, kept hidden for one release
-
 def report_options(args) -> dict:
-    "The report options of parsed arguments: `--set KEY=VALUE` pairs (checked by the benchmark), and the old L0 flags."
+    "The report options of parsed arguments: `--set KEY=VALUE` pairs (checked by the benchmark)."
     from l0kit.harness.benchmark import parse_set
-    options = parse_set(getattr(args, 'set', None))
-    if old := {k: getattr(args, k) for k in _OLD_FLAGS if getattr(args, k, None) not in (None, False)}:
-        print(f"note: --{', --'.join(k.replace('_', '-') for k in old)} will go in the next release: write "
-              f"--set {' --set '.join(f'{k}={v}' for k, v in old.items())}", file=sys.stderr)
-        options = {**old, **options}
-    return options
+    return parse_set(getattr(args, 'set', None))
 
 def cmd_report(args) -> int:
     "Score run folders and print each run's tables."
@@ -66,13 +58,10 @@ def cmd_report(args) -> int:
 
 # %% ../../nbs/09b_report_cli.ipynb #15a2d9c9
 def add_report_options(p):
-    "`--data` and `--set` of the verbs that score runs (report, view), and the hidden L0 flags of earlier releases."
-    import argparse
+    "`--data` and `--set` of the verbs that score runs (report, view)."
     p.add_argument('--data', help='data set folder (default: the one recorded in run.json)')
     p.add_argument('--set', action='append', metavar='KEY=VALUE', help="a report option of the run's benchmark (repeatable), e.g. "
                    "--set k=5 --set pass_maj=true for L0; a wrong name lists the benchmark's options")
-    for flag, kind in (('--k', int), ('--seed', int), ('--compare', str), ('--errors', str)): p.add_argument(flag, type=kind, help=argparse.SUPPRESS)
-    for flag in ('--strict', '--pass-maj', '--ci'): p.add_argument(flag, action='store_true', help=argparse.SUPPRESS)
 
 def register_cli(subparsers):
     "Add `report` to the `l0kit` command."

@@ -15,8 +15,8 @@ from .models import parse_model_spec
 __all__ = ['RUN_FILE', 'RESPONSES_FILE', 'LOCK_FILE', 'RUN_FORMAT', 'MAX_RECORD_BYTES', 'KIT_NAMES', 'OPERATIONAL_OPTIONS',
            'IDENTITY', 'RunError', 'Record', 'RecordError', 'record_from_dict', 'Responses', 'open_in_run',
            'bounded_lines', 'scan_lines', 'iter_records', 'read_records', 'append_records', 'RecordWriter',
-           'check_run_folder', 'run_lock', 'Shard', 'model_identity', 'new_run_meta', 'same_run', 'check_meta',
-           'upgrade_meta', 'Run', 'read_meta', 'read_run', 'write_meta']
+           'check_run_folder', 'run_lock', 'Shard', 'model_identity', 'new_run_meta', 'same_run', 'check_meta', 'Run',
+           'read_meta', 'read_run', 'write_meta']
 
 # %% ../../nbs/05_runs.ipynb #e3d76853
 class RunError(DataError):
@@ -404,11 +404,16 @@ def same_run(old: dict, new: dict) -> str | None:
 # %% ../../nbs/05_runs.ipynb #d28293ea
 _META_TYPES = {'benchmark': str, 'benchmark_config': dict, 'run_config': dict, 'model_identity': str, 'split': str, 'shard': str,  # needed
                'kit_version': str, 'model': str, 'model_info': dict, 'simulated': bool, 'data': str, 'limit': int, 'created': str,
-               'resumes': list, 'upgraded_from': int}
+               'resumes': list}
 _NEEDED = ('benchmark', 'benchmark_config', 'run_config', 'model_identity', 'split', 'shard')
 
 def check_meta(meta: dict, where='run.json') -> dict:
-    "`meta` if each field of a current `run.json` has its type (voters: a positive integer; shard: K/N), else `RunError` naming the field."
+    "`meta` if it is of the current format and each field has its type (voters: a positive integer; shard: K/N), else `RunError` naming the field."
+    fmt = meta.get('format')
+    if type(fmt) is not int or fmt != RUN_FORMAT:
+        newer = type(fmt) is int and fmt > RUN_FORMAT
+        raise RunError(f"{where} has format {shown(fmt)}; this kit (l0kit {l0kit.__version__}) reads format {RUN_FORMAT}"
+                       + (": upgrade l0kit" if newer else ": it is not a run description this kit wrote"))
     for k, t in _META_TYPES.items():
         v = meta.get(k)
         if v is None and k not in _NEEDED: continue
@@ -420,29 +425,6 @@ def check_meta(meta: dict, where='run.json') -> dict:
     except ConfigError as e: raise RunError(f"{where}: {e}") from None
     if not all(isinstance(r, dict) for r in meta.get('resumes') or []): raise RunError(f"{where}: resumes must be a list of objects")
     return meta
-
-_RUN_FIELDS = ('voters', 'seed', 'reasoning', 'temperature', 'reasoning_temperature', 'top_p', 'reasoning_budget_factor',
-               'max_new_tokens_cap', 'stop')
-
-def upgrade_meta(meta: dict, where='run.json') -> dict:
-    "`run.json` contents in the current format (format 1 folders are converted; newer ones refused)."
-    fmt = meta.get('format', 1)
-    if type(fmt) is not int or fmt > RUN_FORMAT:
-        raise RunError(f"{where} has format {shown(fmt)}; this kit (l0kit {l0kit.__version__}) reads formats 1 to {RUN_FORMAT}: upgrade l0kit")
-    if fmt == RUN_FORMAT: return check_meta(meta, where)
-    if not isinstance(meta.get('config'), dict) or not isinstance(meta.get('benchmark'), str):
-        raise RunError(f"{where} is not an l0kit run description (no benchmark name or config)")
-    cfg = dict(meta['config'])
-    run = {k: cfg.pop(k) for k in _RUN_FIELDS if k in cfg}
-    bench = {**cfg, 'stop_at_return': False} if meta['benchmark'] == 'l0' else {}  # runs before stop_at_return wrote everything
-    name = {'sx-hidden': 'sx', 'core-io': 'core', 'core-coc': 'core'}.get(meta['benchmark'], meta['benchmark'])
-    if meta['benchmark'] == 'sx-hidden': bench = {'presentation': 'hidden'}
-    if meta['benchmark'] in ('core-io', 'core-coc'): bench = {'method': meta['benchmark'][5:]}
-    out = {k: v for k, v in meta.items() if k not in ('config', 'seed')}
-    spec = meta.get('model') if isinstance(meta.get('model'), str) else str(meta.get('model'))
-    if spec.startswith('smollm2') and 'backend=' not in spec: spec = spec.replace('smollm2', 'smollm2:backend=transformers', 1).replace(':backend=transformers:', ':backend=transformers,')
-    return check_meta(out | dict(format=RUN_FORMAT, benchmark=name, benchmark_config=bench, run_config=run,
-                                 model_identity=model_identity(spec), shard=meta.get('shard', '1/1'), upgraded_from=1), where)
 
 # %% ../../nbs/05_runs.ipynb #f85a30f6
 @dataclass
@@ -465,7 +447,7 @@ def read_meta(run_dir) -> dict:
     except (UnicodeDecodeError, json.JSONDecodeError) as e: raise RunError(f"{f} is not valid JSON ({e})") from None
     except RecursionError: raise RunError(f"{f}: its JSON is nested too deeply; it is not a run description") from None
     if not isinstance(meta, dict): raise RunError(f"{f} does not hold a run description")
-    return upgrade_meta(meta, str(f))
+    return check_meta(meta, str(f))
 
 def read_run(run_dir) -> Run:
     "The run folder's description and records."

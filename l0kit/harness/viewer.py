@@ -164,13 +164,6 @@ STYLE = """
 .l0v .bar.sel .lbl{font-weight:700;color:#000}.l0v .bar .t{width:12em;white-space:nowrap;overflow:hidden;color:#666}
 """
 
-def _bar_style(a: Answer, n: int) -> str:
-    "A CSS gradient: green up to the first error, red at it, grey after."
-    if a.correct or a.first_error is None: return 'background:#34a853'
-    e, w = min(a.first_error, n), 100 / max(n, 1)
-    g, r = e * w, min(100, (e + 1) * w)
-    return f"background:linear-gradient(90deg,#34a853 0 {g:.2f}%,#d93025 {g:.2f}% {r:.2f}%,#ccc {r:.2f}% 100%)"
-
 # %% ../../nbs/08a_viewer.ipynb #d6fd6537
 def _esc(s) -> str: return html.escape('' if s is None else str(s))
 

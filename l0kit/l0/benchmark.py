@@ -21,7 +21,7 @@ from .simulated import L0SimulatedModel
 from .dataset import L0DataConfig
 
 # %% auto #0
-__all__ = ['L0Config', 'L0EvalConfig', 'make_l0_item', 'L0Benchmark', 'l0_demonstrations', 'trace_rows']
+__all__ = ['L0EvalConfig', 'make_l0_item', 'L0Benchmark', 'l0_demonstrations', 'trace_rows']
 
 # %% ../../nbs/17_l0_benchmark.ipynb #418e8a2c
 @dataclass
@@ -38,8 +38,6 @@ class L0EvalConfig(YamlConfig):
         c = lambda n, *a, **k: check_value('L0EvalConfig', n, getattr(self, n), *a, **k)
         c('shots', int, minimum=0); c('pool_size', int, minimum=1); c('setup', str, choices=PROMPT_SETUPS)
         c('think_bypass', bool); c('budget_margin', int, minimum=0); c('stop_at_return', bool)
-
-L0Config = L0EvalConfig  # its name in earlier releases, kept for one release
 
 # %% ../../nbs/17_l0_benchmark.ipynb #190f873a
 def make_l0_item(id: str,  # item id

@@ -15,7 +15,7 @@ from .tracer import trace_program, TraceError
 from .check import check_program, check_items, ProgramRejected, RELEASE_GRAMMAR, kit_grammar
 
 # %% auto #0
-__all__ = ['L0DataConfig', 'BASE_SPLITS', 'PRESETS', 'LADDER_GEN', 'LADDER_SPLITS', 'MAX_SPLIT_TRACE_CHARS', 'SplitSpec',
+__all__ = ['BASE_SPLITS', 'PRESETS', 'LADDER_GEN', 'LADDER_SPLITS', 'MAX_SPLIT_TRACE_CHARS', 'SplitSpec', 'L0DataConfig',
            'get_preset', 'make_candidate', 'make_demonstrations', 'step_bounds', 'build_dataset', 'step_stats',
            'dataset_card', 'DatasetError', 'save_dataset', 'load_card', 'available_splits', 'load_split',
            'load_dataset', 'to_dataframe', 'grammar_config', 'check_dataset']
@@ -69,8 +69,6 @@ class L0DataConfig(YamlConfig):
         "The same configuration with `count` programs in every split."
         d = self.to_dict(); d['splits'] = [{**s, 'count': count} for s in d['splits']]
         return L0DataConfig.from_dict(d)
-
-L0DataConfig = L0DataConfig  # its name in earlier releases, kept for one release
 
 # %% ../../nbs/13_l0_dataset.ipynb #e2fd880c
 BASE_SPLITS = [SplitSpec('short', 1, 20, 500), SplitSpec('medium', 60, 100, 500),

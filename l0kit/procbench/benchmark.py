@@ -20,7 +20,7 @@ from ..harness.prompt import Prompt
 
 # %% auto #0
 __all__ = ['answer_instruction', 'render_answer', 'ProcBenchEvalConfig', 'ProcBenchBenchmark', 'simulate_response',
-           'ProcBenchSimulatedModel', 'load_procbench_simulated', 'cli_check']
+           'ProcBenchSimulatedModel', 'cli_check']
 
 # %% ../../nbs/24_procbench_benchmark.ipynb #d2b67244
 _TYPE_WORDS = {"str": "a string", "int": "an integer", "list[str]": "a list of strings", "list[int]": "a list of integers"}
@@ -164,11 +164,6 @@ class ProcBenchSimulatedModel(SimulatedModel):
         "The base class's completion; a question the solver refuses is this prompt's failed request, not the end of the run."
         try: return super()._complete(p, params, i)
         except ProcBenchError as e: return Completion('', finish_reason='error', meta={'simulated': True}, error=f"{self.label} cannot answer: {e}")
-
-def load_procbench_simulated(arg: str = '', **options) -> ProcBenchSimulatedModel:
-    "The ProcBench simulated model of `simulated:error_rate=0.1,seed=0` options."
-    if arg: raise ValueError(f"the ProcBench simulated model takes only options, e.g. `simulated:error_rate=0.1`; got {arg!r}")
-    return ProcBenchSimulatedModel.from_options(options)
 
 # %% ../../nbs/24_procbench_benchmark.ipynb #17ba66d6
 @patch

@@ -16,8 +16,8 @@ from .metrics import states_equal
 from ..harness.config import YamlConfig, check_value, open_regular, read_lines
 
 # %% auto #0
-__all__ = ['ProcBenchConfig', 'MAX_DATA_CHARS', 'SPLITS', 'ProcBenchDataConfig', 'make_prompt', 'item_rng', 'generate_item',
-           'generate_dataset', 'read_jsonl', 'data_card', 'save_dataset', 'load_dataset', 'load_release']
+__all__ = ['MAX_DATA_CHARS', 'SPLITS', 'ProcBenchDataConfig', 'make_prompt', 'item_rng', 'generate_item', 'generate_dataset',
+           'read_jsonl', 'data_card', 'save_dataset', 'load_dataset', 'load_release']
 
 # %% ../../nbs/23_procbench_dataset.ipynb #17470887
 @dataclass
@@ -37,8 +37,6 @@ class ProcBenchDataConfig(YamlConfig):
 
     def task_list(self) -> list[Task]:
         return [get_task(t) for t in self.tasks] if self.tasks else list(TASKS.values())
-
-ProcBenchConfig = ProcBenchDataConfig  # its name in earlier releases, kept for one release
 
 # %% ../../nbs/23_procbench_dataset.ipynb #f2900649
 def make_prompt(task: str | Task, question: str) -> str:

@@ -20,7 +20,7 @@ from ..harness.prompt import Prompt
 __all__ = ['COUNTING_RULES', 'TABLE3_COLUMNS', 'PAPER_TABLE_3', 'PAPER_TABLE_4', 'PAPER_TABLE_1', 'THINK_OFF_PREFIX',
            'MAX_SPLIT_CHARS', 'predict_prompt', 'reasoning_prompt', 'parse_judgements', 'parse_step_answers',
            'score_response', 'summarize_scores', 'composition_accuracy', 'accuracy_by_steps', 'SXDataError',
-           'SXEvalConfig', 'read_sx_card', 'SXBenchmark', 'SXSimulatedModel', 'load_sx_simulated']
+           'SXEvalConfig', 'read_sx_card', 'SXBenchmark', 'SXSimulatedModel']
 
 # %% ../../nbs/34_sx_benchmark.ipynb #504964ab
 COUNTING_RULES = """`run_steps` starts at 0 just before the call to `main`. It goes up by 1 each time:
@@ -171,9 +171,9 @@ class SXEvalConfig(YamlConfig):
 MAX_SPLIT_CHARS = 64 * 2**20  # one split file (the paper's 750 Easy-Reasoning samples: about 4 MB)
 
 def read_sx_card(data_dir) -> dict:
-    "The card `sx_dataset.json` of an SX data folder, read within the kit's bounds; `SXDataError` unless it maps each split to a file."
-    card = Path(data_dir) / 'sx_dataset.json'
-    if not card.exists(): raise SXDataError(f"{data_dir} holds no SX data set (no sx_dataset.json); create one with `l0kit generate --benchmark sx --out {data_dir}`")
+    "The card `card.json` of an SX data folder, read within the kit's bounds; `SXDataError` unless it maps each split to a file."
+    card = Path(data_dir) / 'card.json'
+    if not card.exists(): raise SXDataError(f"{data_dir} holds no SX data set (no card.json); create one with `l0kit generate --benchmark sx --out {data_dir}`")
     meta = read_json_file(card)
     splits = meta.get('splits') if isinstance(meta, dict) else None
     if not isinstance(splits, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in splits.items()):
@@ -214,7 +214,7 @@ class SXBenchmark(Benchmark):
             raise SXDataError(f"{d} was counted with {shown(meta.get('semantics'))}, this kit counts with {SEMANTICS_VERSION}; regenerate it")
         if split not in meta['splits']: raise SXDataError(f"no split {shown(split)} in {d}; available: {shown(', '.join(meta['splits']))[1:-1]}")
         try: name = safe_name(split, 'split') and safe_name(meta['splits'][split], f"the file of split {split!r}")
-        except ConfigError as e: raise SXDataError(f"{d / 'sx_dataset.json'}: {e}") from None  # the card is data from outside: a plain name in the folder
+        except ConfigError as e: raise SXDataError(f"{d / 'card.json'}: {e}") from None  # the card is data from outside: a plain name in the folder
         return _split_items(d / name, limit)
 
     def build_prompt(self, item: dict, voter: int = 0, seed: int = 0) -> Prompt:
@@ -262,7 +262,7 @@ def layout(self: SXBenchmark, item: dict) -> ItemLayout:
 
 @patch
 def splits(self: SXBenchmark, data_dir) -> list:
-    "The subsets of an SX data folder (its `sx_dataset.json`)."
+    "The subsets of an SX data folder (its `card.json`)."
     return list(read_sx_card(data_dir)['splits'])
 
 @patch
@@ -304,10 +304,6 @@ class SXSimulatedModel(SimulatedModel):
         return "Working through the program.\n" + "\n".join(lines), {'right': right}
 
 # %% ../../nbs/34_sx_benchmark.ipynb #1f80c4e7
-def load_sx_simulated(arg: str = '', **options) -> SXSimulatedModel:
-    "The SX simulated model of `simulated:accuracy=0.9,seed=0` options."
-    return SXSimulatedModel.from_options(options)
-
 SXBenchmark.Simulated = SXSimulatedModel
 
 @patch

@@ -18,9 +18,9 @@ from .compose import Composite, GenerationError, KINDS, compose
 from ..harness.config import YamlConfig, check_fields, check_value, safe_name, ConfigError
 
 # %% auto #0
-__all__ = ['CASES_HARNESS', 'SXConfig', 'TABLE2_COLUMNS', 'SUBSET_TITLES', 'PAPER_TABLE_2', 'run_cases', 'corrupt',
-           'SubsetConfig', 'SXDataConfig', 'composition_plan', 'generate_sample', 'generate_subset', 'table2',
-           'step_distribution', 'write_dataset']
+__all__ = ['CASES_HARNESS', 'TABLE2_COLUMNS', 'SUBSET_TITLES', 'PAPER_TABLE_2', 'run_cases', 'corrupt', 'SubsetConfig',
+           'SXDataConfig', 'composition_plan', 'generate_sample', 'generate_subset', 'table2', 'step_distribution',
+           'write_dataset']
 
 # %% ../../nbs/33_sx_data.ipynb #22f5d9f2
 CASES_HARNESS = '''
@@ -167,8 +167,6 @@ class SXDataConfig(YamlConfig):
 
     def to_dict(self) -> dict: return asdict(self)
 
-SXConfig = SXDataConfig  # its name in earlier releases, kept for one release
-
 # %% ../../nbs/33_sx_data.ipynb #152d861a
 @patch(cls_method=True)
 def from_dict(cls: SXDataConfig, d: dict) -> SXDataConfig:
@@ -308,7 +306,7 @@ def write_dataset(out_dir,  # directory to write (created if missing)
                   workers: int = 1,  # worker processes
                   limit: int | None = None,  # at most this many samples per subset
                  ) -> pd.DataFrame:
-    "Generate every subset into `out_dir` (`<split>.jsonl` + `sx_dataset.json`); return its table 2."
+    "Generate every subset into `out_dir` (`<split>.jsonl` + `card.json`); return its table 2."
     cfg = cfg or SXDataConfig()
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     items, timings = [], {}
@@ -324,6 +322,5 @@ def write_dataset(out_dir,  # directory to write (created if missing)
                 config=cfg.to_dict(), limit=limit, splits={s.name: f"{s.name}.jsonl" for s in cfg.subsets},
                 table2=json.loads(t2.to_json(orient='records')), generation_seconds=timings, workers=workers,
                 created=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()))
-    (out / 'sx_dataset.json').write_text(json.dumps(card, indent=1) + '\n')
-    (out / 'card.json').write_text(json.dumps({**card, 'splits': list(card['splits'])}, indent=1) + '\n')  # the kit's common card: benchmark and splits
+    (out / 'card.json').write_text(json.dumps(card, indent=1) + '\n')  # the kit's common card; `splits` maps each split to its file
     return t2
