@@ -382,9 +382,8 @@ def layout(self: Benchmark, item: dict) -> ItemLayout:
 
 @patch
 def view_item(self: Benchmark, item: dict, scores: pd.DataFrame, **options):
-    "The `ItemView` of `item` from the score rows of its responses (`l0kit view`, notebooks)."
-    from l0kit.harness.viewer import item_view_from_readings
-    return item_view_from_readings(self, item, scores, **options)
+    "A view of `item` of the benchmark's own (an `ItemView`), or None (the default): the kit's view, drawn from `layout` and the readings."
+    return None
 
 @patch
 def simulated_model(self: Benchmark, options: str = ''):

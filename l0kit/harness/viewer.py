@@ -262,9 +262,9 @@ def item_view_from_readings(bench, item: dict, scores: pd.DataFrame, **options) 
                     dict(lay.facts), list(lay.sections))
 
 def item_view(bench, item: dict, scores: pd.DataFrame, **options) -> ItemView:
-    "The view of one item from the score rows of its voters: the benchmark's `view_item`."
+    "The view of one item from the score rows of its voters: the benchmark's own `view_item`, or the kit's view of its layout and readings."
     if scores.empty: raise ConfigError(f"item {item.get('id')!r} has no scored response to view")
-    return with_thinking(bench.view_item(item, scores, **options), scores)
+    return with_thinking((bench.view_item(item, scores, **options) or item_view_from_readings(bench, item, scores, **options)), scores)
 
 def with_thinking(view: ItemView, scores: pd.DataFrame) -> ItemView:
     "The view with each answer's thinking (cut at `RAW_LIMIT`) and budget cut, from its first voter's record, whatever the benchmark's `view_item`."
