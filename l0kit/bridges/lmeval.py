@@ -13,6 +13,7 @@ import pandas as pd
 from fastcore.basics import patch
 import yaml
 import l0kit
+from ..harness.benchmark import DEFAULT_BENCHMARK
 from ..harness.config import ConfigError, safe_name
 from ..harness.scoring import majority_index, pass_at_k
 from ..harness.prompt import Prompt
@@ -181,7 +182,7 @@ _task = TaskBinding(Path(__file__).with_name({spec!r}))
 KitTask, process_results = kit_task_class(Path(__file__).parent), _task.process_results
 '''
 
-def export_lmeval(data, split: str, out, benchmark: str = 'l0', run: RunConfig | None = None, settings: dict | None = None,
+def export_lmeval(data, split: str, out, benchmark: str = DEFAULT_BENCHMARK, run: RunConfig | None = None, settings: dict | None = None,
                   limit: int | None = None, tokenizer: str | None = None) -> Path:
     "Write the lm-eval task `<tool name>_<split>` for a split of a data set into the folder `out`; returns its YAML."
     run, bench = run or RunConfig(), as_benchmark(benchmark, settings)

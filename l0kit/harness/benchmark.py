@@ -15,11 +15,11 @@ from .models import parse_model_spec, load_model
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['THINK_END', 'THINK_START', 'UNCLOSED_THINK', 'CARD', 'BENCHMARKS', 'NoConfig', 'make_config', 'answer_part',
-           'unclosed_think', 'FirstError', 'Reading', 'first_difference', 'prefix_credit', 'Option', 'check_options',
-           'parse_set', 'ItemLayout', 'Benchmark', 'read_card', 'stream_seed', 'check_item_ids', 'Turn',
-           'continue_chat', 'one_turn', 'read_options', 'register_benchmark', 'benchmark_names', 'benchmark_class',
-           'get_benchmark', 'benchmark_of', 'model_for']
+__all__ = ['THINK_END', 'THINK_START', 'UNCLOSED_THINK', 'CARD', 'BENCHMARKS', 'DEFAULT_BENCHMARK', 'NoConfig', 'make_config',
+           'answer_part', 'unclosed_think', 'FirstError', 'Reading', 'first_difference', 'prefix_credit', 'Option',
+           'check_options', 'parse_set', 'ItemLayout', 'Benchmark', 'read_card', 'stream_seed', 'check_item_ids',
+           'Turn', 'continue_chat', 'one_turn', 'read_options', 'register_benchmark', 'benchmark_names',
+           'benchmark_class', 'get_benchmark', 'benchmark_of', 'model_for']
 
 # %% ../../nbs/04_benchmark.ipynb #c3483895
 @dataclass
@@ -437,6 +437,8 @@ def get_benchmark(name, config=None, **options) -> Benchmark:
     return benchmark_class(name)(config, **options)
 
 # %% ../../nbs/04_benchmark.ipynb #f4ea9da2
+DEFAULT_BENCHMARK = 'l0'  # the one place shared code names a benchmark: what `generate`, `eval` and `export` run when neither --benchmark nor a card names one
+
 def benchmark_of(data_dir=None, benchmark: str | None = None, default: str | None = None) -> str:
     "The benchmark a data folder's card names, checked against `benchmark` when both are given."
     named = read_card(data_dir).get('benchmark') if data_dir else None

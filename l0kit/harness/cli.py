@@ -6,7 +6,7 @@
 from __future__ import annotations
 import argparse, importlib, sys
 import l0kit
-from .benchmark import benchmark_names, check_options, get_benchmark, parse_set
+from .benchmark import DEFAULT_BENCHMARK, benchmark_names, check_options, get_benchmark, parse_set
 from .config import ConfigError, DataError, terminal_safe
 from .models import ModelError
 
@@ -37,7 +37,7 @@ def cmd_generate(args) -> int:
     return 0
 
 # %% ../../nbs/09_cli.ipynb #8d8d94e6
-COMMANDS = ['l0kit.harness.eval_cli', 'l0kit.harness.report_cli', 'l0kit.harness.compare', 'l0kit.bridges.export_cli', 'l0kit.harness.viewer', 'l0kit.train']
+COMMANDS = ['l0kit.harness.eval_cli', 'l0kit.harness.report_cli', 'l0kit.harness.compare', 'l0kit.harness.describe', 'l0kit.bridges.export_cli', 'l0kit.harness.viewer', 'l0kit.train']
 
 def _benchmark_commands(sub):
     "`l0kit NAME VERB ...` for every benchmark with commands of its own (`register_cli`)."
@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--version', action='version', version=f"l0kit {l0kit.__version__}")
     sub = p.add_subparsers(dest='command', required=True)
     g = sub.add_parser('generate', help='generate a data set of any benchmark')
-    g.add_argument('--benchmark', default='l0', choices=benchmark_names(), help='which benchmark (default: l0)')
+    g.add_argument('--benchmark', default=DEFAULT_BENCHMARK, choices=benchmark_names(), help=f'which benchmark (default: {DEFAULT_BENCHMARK})')
     g.add_argument('--out', required=True, help='output folder')
     g.add_argument('--config', help="YAML file of the benchmark's data settings (its DataConfig)")
     g.add_argument('--seed', type=int, help="generation seed (default: the config's, 0)")

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import argparse, dataclasses, json, sys
 from pathlib import Path
-from .benchmark import benchmark_names, benchmark_of, get_benchmark, model_for, DataError
+from .benchmark import DEFAULT_BENCHMARK, benchmark_names, benchmark_of, get_benchmark, model_for, DataError
 from .config import ConfigError, YamlSyntaxError, load_yaml, read_yaml_mapping, terminal_safe
 from .models import MODEL_KINDS
 from .runner import RunConfig, run_eval
@@ -59,7 +59,7 @@ def add_eval_arguments(p: argparse.ArgumentParser):
     p.add_argument('--shard', default=None, help='K/N: evaluate only the K-th of N disjoint parts of the (item, voter) pairs')
     p.add_argument('--config', default=None, help='YAML file: `run:` and `benchmark:` sections, or a flat mapping')
     p.add_argument('--set', action='append', metavar='KEY=VALUE', help='a benchmark setting (repeatable), e.g. --set answer_format=json')
-    p.add_argument('--voters', type=int, help="attempts per item (default: the benchmark's protocol: 31 for l0, 3 runs for core, 1 for procbench and sx)")
+    p.add_argument('--voters', type=int, help="attempts per item (default: the benchmark's protocol, its `default_voters`: `l0kit describe NAME` shows it)")
     p.add_argument('--seed', type=int, help='seed of demonstration draws and sampling')
     p.add_argument('--reasoning', action='store_true', default=None, help='a reasoning model: temperature 0.6, budget x20')
     p.add_argument('--temperature', type=float, help='override the decoding temperature')
@@ -93,7 +93,7 @@ def _batch(args, bench, items, run, shard) -> int:
 
 def _run(args) -> dict:
     run, options = settings_from_args(args)
-    bench = get_benchmark(benchmark_of(args.data, args.benchmark, 'l0'), options)
+    bench = get_benchmark(benchmark_of(args.data, args.benchmark, DEFAULT_BENCHMARK), options)
     shard = Shard.parse(args.shard)
     items = bench.load(args.data, args.split, limit=args.limit)
     if not items: raise DataError(f"split {args.split!r} of {args.data} has no items")
