@@ -30,8 +30,9 @@ def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False, help="also run slow / model tests")
 
 def pytest_collection_modifyitems(config, items):
-    "`slow` and `model` tests need --runslow; `server` tests (a real llama.cpp server) run by default, unless also slow."
-    if config.getoption("--runslow"): return
+    """`slow` and `model` tests need --runslow, except under CI=true, where they run; `server` tests (a real llama.cpp
+    server) run by default, unless also slow."""
+    if config.getoption("--runslow") or IN_CI: return
     skip = pytest.mark.skip(reason="needs --runslow")
     for item in items:
         if any(k in item.keywords for k in ("slow", "model")): item.add_marker(skip)
@@ -40,3 +41,20 @@ def run_json(voters: int, model: str = 'hand-written', split: str = 'all', bench
     "A hand-written `run.json` of the current format (2): the fields `check_meta` needs, and any others given."
     return dict(format=2, benchmark=benchmark, benchmark_config={}, run_config={'voters': voters}, model=model,
                 model_identity=model, split=split, shard='1/1', **fields)
+
+CI_SKIP = "CI=true and this would be skipped ({}): under CI a missing package, tool, browser or file fails instead"
+
+def _fail_if_skipped_in_ci(rep):
+    "Under CI=true a skip (importorskip, skipif, skip, `require`) becomes a failure that says why it would have skipped."
+    if not (IN_CI and rep.skipped) or hasattr(rep, "wasxfail"): return  # an expected failure is not a skip
+    reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+    rep.outcome, rep.longrepr = "failed", CI_SKIP.format(reason.removeprefix("Skipped: "))
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    _fail_if_skipped_in_ci((yield).get_result())
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    "A module skipped as a whole (`pytest.importorskip` at the top of the file) fails under CI too."
+    _fail_if_skipped_in_ci((yield).get_result())

@@ -1,12 +1,15 @@
 """A local OpenAI-compatible chat server for tests: it answers each prompt with a function of its messages (a simulated
 model), so a tool that speaks the OpenAI API (Inspect's `openai-api/...`, verifiers' client) runs end to end offline."""
-import json, threading, time
+import inspect, json, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 class SimServer:
-    "`with SimServer(answer) as url:` serves `POST {url}/chat/completions`, answering `answer(messages) -> str`."
+    """`with SimServer(answer) as url:` serves `POST {url}/chat/completions`, answering `answer(messages) -> str`, or
+    `answer(messages, seed) -> str` for a function of two parameters. It honours `n` (n choices) and `seed` (choice i is
+    answered with seed + i, None without one); `requests` holds every body."""
     def __init__(self, answer):
         self.answer, self.requests = answer, []
+        self.seeded = len(inspect.signature(answer).parameters) == 2
 
     def __enter__(self) -> str:
         server = self
@@ -15,12 +18,16 @@ class SimServer:
             def do_GET(self):  # /v1/models
                 self._send({'object': 'list', 'data': [{'id': 'sim', 'object': 'model', 'owned_by': 'l0kit'}]})
             def do_POST(self):
+                if not self.path.endswith('/chat/completions'):  # /tokenize and the like: not served, as by OpenAI
+                    self.send_response(404); self.send_header('Content-Length', '0'); self.end_headers(); return
                 body = json.loads(self.rfile.read(int(self.headers['Content-Length'])))
                 server.requests.append(body)
-                text = server.answer(body['messages'])
+                n, seed = body.get('n', 1), body.get('seed')
+                texts = [server.answer(body['messages'], None if seed is None else seed + i) if server.seeded else server.answer(body['messages'])
+                         for i in range(n)]
                 self._send({'id': f"sim-{len(server.requests)}", 'object': 'chat.completion', 'created': int(time.time()), 'model': body.get('model', 'sim'),
-                            'choices': [{'index': 0, 'message': {'role': 'assistant', 'content': text}, 'finish_reason': 'stop'}],
-                            'usage': {'prompt_tokens': 10, 'completion_tokens': 10, 'total_tokens': 20}})
+                            'choices': [{'index': i, 'message': {'role': 'assistant', 'content': t}, 'finish_reason': 'stop'} for i, t in enumerate(texts)],
+                            'usage': {'prompt_tokens': 10, 'completion_tokens': 10 * n, 'total_tokens': 10 + 10 * n}})
             def _send(self, obj):
                 b = json.dumps(obj).encode()
                 self.send_response(200); self.send_header('Content-Type', 'application/json'); self.send_header('Content-Length', str(len(b)))

@@ -11,9 +11,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class Instant:
-    "An OpenAI-compatible server in a thread of its own: answers after `delay` seconds (or 503 when `broken`), counting requests in flight."
-    def __init__(self, delay=0.0, broken=False):
-        self.delay, self.broken, self.inflight, self.peak, self.posts = delay, broken, 0, 0, 0
+    """An OpenAI-compatible server in a thread of its own: answers after `delay` seconds (or 503 when `broken`), counting
+    requests in flight. It honours `n` (n choices; one, as llama.cpp, when `one_choice`) and `seed`: with a seed, choice i
+    of a request answers `<prompt's last 12 characters>|s<seed>|c<i>`."""
+    def __init__(self, delay=0.0, broken=False, one_choice=False):
+        self.delay, self.broken, self.one_choice, self.inflight, self.peak, self.posts = delay, broken, one_choice, 0, 0, 0
+        self.bodies = []
         self.loop, ready = asyncio.new_event_loop(), threading.Event()
         async def models(r): return web.json_response({'data': [{'id': 'm'}]})
         async def chat(r):
@@ -22,9 +25,12 @@ class Instant:
             try:
                 await asyncio.sleep(self.delay)
                 if self.broken: return web.json_response({'error': 'overloaded'}, status=503)
-                text = body['messages'][-1]['content'][-12:]
-                return web.json_response({'choices': [{'message': {'content': text}, 'finish_reason': 'stop'}],
-                                          'usage': {'prompt_tokens': 5, 'completion_tokens': 3}})
+                self.bodies.append(body)
+                text, seed = body['messages'][-1]['content'][-12:], body.get('seed')
+                n = 1 if self.one_choice else body.get('n', 1)
+                return web.json_response({'choices': [{'index': i, 'message': {'content': text if seed is None else f"{text}|s{seed}|c{i}"},
+                                                       'finish_reason': 'stop'} for i in range(n)],
+                                          'usage': {'prompt_tokens': 5, 'completion_tokens': 3 * n}})
             finally: self.inflight -= 1
         async def start():
             app = web.Application(); app.router.add_get('/v1/models', models); app.router.add_post('/v1/chat/completions', chat)
@@ -116,13 +122,23 @@ def test_ctrl_c_keeps_and_counts_what_was_answered(tmp_path):
     finally: srv.close()
 
 
-def test_params_n_and_sampling_seeds():
-    srv = Instant()
+@pytest.mark.parametrize('one_choice', [False, True])
+def test_params_n_and_sampling_seeds(one_choice):
+    """Three samples of each of two prompts with seeds 10 and 20, from a server that honours `n` (one request each, seed
+    as given, choices 0-2) and from one that answers one choice (llama.cpp: asked again with the next seed), by hand."""
+    srv = Instant(one_choice=one_choice)
     try:
         with load_model(f'openai:{srv.url}#m,concurrency=4') as m:
-            outs = m.generate(['abc', 'defg'], GenerationParams(n=3, temperature=0.7), seeds=[1, 2])
+            outs = m.generate(['abc', 'defg'], GenerationParams(n=3, temperature=0.7), seeds=[10, 20])
     finally: srv.close()
-    assert [[c.text for c in o] for o in outs] == [['abc'] * 3, ['defg'] * 3]  # a server that ignores n is asked again
+    got = [[c.text for c in o] for o in outs]
+    if one_choice:
+        assert got == [['abc|s10|c0', 'abc|s11|c0', 'abc|s12|c0'], ['defg|s20|c0', 'defg|s21|c0', 'defg|s22|c0']]
+        assert sorted((b['seed'], b['n']) for b in srv.bodies) == [(10, 3), (11, 2), (12, 1), (20, 3), (21, 2), (22, 1)]
+    else:
+        assert got == [['abc|s10|c0', 'abc|s10|c1', 'abc|s10|c2'], ['defg|s20|c0', 'defg|s20|c1', 'defg|s20|c2']]
+        assert sorted((b['seed'], b['n']) for b in srv.bodies) == [(10, 3), (20, 3)]
+    assert all(b['temperature'] == 0.7 for b in srv.bodies)
 
 
 def test_client_throughput_benchmark_reduced():
@@ -130,3 +146,14 @@ def test_client_throughput_benchmark_reduced():
     import client_throughput
     r = client_throughput.main(['--programs', '4', '--voters', '5', '--concurrency', '16'])
     assert r['requests'] == 20 and r['kit_rate'] > 0 and r['bare_rate'] > 0
+
+
+def test_sim_server_honours_n_and_seed():
+    "The shared test server (tests/sim_server.py) as the kit's client sees it: n choices, each with its own seed, by hand."
+    from sim_server import SimServer
+    srv = SimServer(lambda messages, seed: f"{messages[-1]['content']}/{seed}")
+    with srv as url, load_model(f'openai:{url}#sim') as m:
+        outs = m.generate(['q'], GenerationParams(n=2, temperature=1.0), seeds=[5])
+        plain = m.generate(['r'], GenerationParams(n=2, temperature=1.0))
+    assert [c.text for c in outs[0]] == ['q/5', 'q/6'] and [c.text for c in plain[0]] == ['r/None', 'r/None']
+    assert [(b['n'], b.get('seed')) for b in srv.requests] == [(2, 5), (2, None)]

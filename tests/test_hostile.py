@@ -239,8 +239,8 @@ def test_a_temperature_that_is_not_a_number(tmp_path, l0_data, value, capsys):
 
 # 8, 9, 3. Model text at the terminal and in matplotlib; a link named view.html
 
-HOSTILE_MODEL = '$\\frac{x$ \x1b[31mred\x1b]0;title\x07'
-HOSTILE_TEXT = 'L2,x:1\x1b[2J\x1b]0;owned\x07\r\u202eevil'
+HOSTILE_MODEL = '$\\frac{x$ \x1b[31mred\x1b]0;title\x07 \x9b31mc1\u2066iso'  # C1 CSI (U+009B) and a bidi isolate too
+HOSTILE_TEXT = 'L2,x:1\x9b2J\u200f\x1b[2J\x1b]0;owned\x07\r\u202eevil'  # C1 CSI (U+009B) and RLM first: `view --show` cuts the row
 
 
 @pytest.fixture(scope='module')
@@ -257,7 +257,7 @@ def hostile_run(tmp_path_factory, l0_data):
     return run
 
 
-CONTROL = [chr(c) for c in (*range(0, 9), *range(11, 32), *range(127, 160))] + ['\u202e']
+CONTROL = [chr(c) for c in (*range(0, 9), *range(11, 32), *range(127, 160), 0x200e, 0x200f, 0x2028, 0x2029, *range(0x202a, 0x202f), *range(0x2066, 0x206a))]
 
 
 def test_view_show_and_report_print_no_control_characters(hostile_run, tmp_path):
@@ -268,7 +268,8 @@ def test_view_show_and_report_print_no_control_characters(hostile_run, tmp_path)
         assert r.returncode == 0, r.stderr[-2000:]
         out = r.stdout + r.stderr
         assert [c for c in CONTROL if c in out] == [], args
-        assert '\\x1b' in out
+        assert '\\x1b' in out and '\\x9b' in out  # C1 controls shown as escapes: the responses' (view), the model name's (report)
+        assert ('\\u200f' if args[0] == 'view' else '\\u2066') in out  # and bidirectional controls
 
 
 def test_figures_draw_a_model_name_as_text(hostile_run, tmp_path, capsys):
@@ -501,7 +502,7 @@ def test_a_servers_error_text_reaches_the_terminal_escaped(tmp_path, l0_data):
         def do_GET(self): self._send(200, json.dumps({'data': [{'id': 'm'}]}).encode())
         def do_POST(self):
             self.rfile.read(int(self.headers.get('Content-Length', 0)))
-            self._send(404 if 'tokenize' in self.path else 400, b'{"error": "no \x1b]0;owned\x07\x1b[2J\r way"}')
+            self._send(404 if 'tokenize' in self.path else 400, b'{"error": "no \x1b]0;owned\x07\x1b[2J\r way \xc2\x9b2J \xe2\x80\xae"}')  # C1 CSI and RLO in UTF-8
     srv = ThreadingHTTPServer(('127.0.0.1', 0), Rude)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
@@ -511,7 +512,7 @@ def test_a_servers_error_text_reaches_the_terminal_escaped(tmp_path, l0_data):
     finally: srv.shutdown()
     out = r.stdout + r.stderr
     assert r.returncode == 1 and 'requests failed, e.g. HTTP 400' in r.stderr, out[-2000:]
-    assert [c for c in CONTROL if c in out] == [] and '\\x1b]0;owned\\x07' in r.stderr
+    assert [c for c in CONTROL if c in out] == [] and '\\x1b]0;owned\\x07' in r.stderr and '\\x9b2J \\u202e' in r.stderr
 
 
 def test_json_nested_thousands_deep_is_a_bad_line_or_one_error(tmp_path, l0_data, sx_data, capsys):

@@ -123,18 +123,24 @@ def test_lm_eval_scores_like_the_report(work):
 
 
 def test_inspect_generic_task(work):
-    "Inspect's one task for every benchmark, `l0kit/benchmark`, with the mock model answering the reference."
+    """Inspect's one task for every benchmark, `l0kit/benchmark`, with the mock model answering the reference for half the
+    items and, for the other half, the reference with its last value off by one: the scorer gives those 0 (accuracy) and
+    (m - 1) / m of their m values (partial), by hand."""
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import ModelOutput, ModelUsage, get_model
     items = [json.loads(l) for l in (work / 'data' / 'short.jsonl').read_text().splitlines()]
     refs = {f"Start with {it['start']}. Apply these operations in order: {' '.join(it['ops'])}.": it for it in items}
+    wrong = {it['id'] for it in items[::2]}
     def answer(messages, tools, tool_choice, config):
         it = refs[messages[-1].text.splitlines()[0]]
-        return ModelOutput.from_content('mockllm/model', 'Values: ' + ', '.join(map(str, it['values']))).model_copy(
+        vals = it['values'][:-1] + [it['values'][-1] + 1] if it['id'] in wrong else it['values']
+        return ModelOutput.from_content('mockllm/model', 'Values: ' + ', '.join(map(str, vals))).model_copy(
             update={'usage': ModelUsage(input_tokens=5, output_tokens=5, total_tokens=10)})
     from l0kit.bridges.inspect import benchmark
     (log,) = inspect_eval(benchmark(data=str(work / 'data'), split='short', voters=1), model=get_model('mockllm/model', custom_outputs=answer),
                           log_dir=str(work / 'logs'), log_level='error', display='none')
-    assert log.status == 'success'
+    assert log.status == 'success' and len(log.samples) == len(items) and 0 < len(wrong) < len(items)
+    hand_acc = [0.0 if it['id'] in wrong else 1.0 for it in items]
+    hand_partial = [(len(it['values']) - 1) / len(it['values']) if it['id'] in wrong else 1.0 for it in items]
     means = {s.name: s.metrics['mean'].value for s in log.results.scores}
-    assert means['accuracy'] == 1.0 and means['partial'] == 1.0
+    assert means['accuracy'] == pytest.approx(sum(hand_acc) / len(items)) and means['partial'] == pytest.approx(sum(hand_partial) / len(items))

@@ -5,13 +5,32 @@
 # %% ../../nbs/08_figures.ipynb #2d511b44
 from __future__ import annotations
 import json
+import re
 from pathlib import Path
 import matplotlib
 import matplotlib.figure
 import l0kit
 
 # %% auto #0
-__all__ = ['save_figure']
+__all__ = ['project_root', 'portable_text', 'save_figure']
+
+# %% ../../nbs/08_figures.ipynb #a7c3e1f0
+_ABS_PATH = re.compile(r"(?<![\w.:/~-])/[\w.+@%=,-]+(?:/[\w.+@%=,-]+)*/?")  # an absolute path in text (not a URL's, not a relative one's)
+
+def project_root(folder: str | Path) -> Path:
+    "The nearest folder at or above `folder` holding `pyproject.toml` or `.git` (a figure's repository), else the current folder."
+    p = Path(folder).resolve()
+    return next((d for d in (p, *p.parents) if (d / 'pyproject.toml').exists() or (d / '.git').exists()), Path.cwd().resolve())
+
+def portable_text(text: str, root: str | Path) -> str:
+    "`text` with every absolute path written relative to `root` when it lies under it, else as `.../<its last part>`: it names no machine."
+    root = Path(root).resolve()
+    def rel(m):
+        p = Path(m.group())
+        for q in (p, p.resolve()):
+            if q == root or root in q.parents: return q.relative_to(root).as_posix()
+        return f".../{p.name}" if p.name else '...'
+    return _ABS_PATH.sub(rel, text)
 
 # %% ../../nbs/08_figures.ipynb #dfe126dd
 def save_figure(fig: matplotlib.figure.Figure,  # the figure to save
@@ -22,10 +41,10 @@ def save_figure(fig: matplotlib.figure.Figure,  # the figure to save
     "Save `fig` as `name`.png and `name`.svg with a `name`.json provenance record; return the paths."
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    record = dict(figure=name, kit_version=l0kit.__version__, provenance=provenance or {})
-    desc = json.dumps(record, default=str)
+    record, root = dict(figure=name, kit_version=l0kit.__version__, provenance=provenance or {}), project_root(out)
+    desc = portable_text(json.dumps(record, default=str), root)  # no absolute path of this machine, in any of the three files
     paths = [out / f"{name}.png", out / f"{name}.svg", out / f"{name}.json"]
     fig.savefig(paths[0], dpi=150, bbox_inches="tight", metadata={"Description": desc})
     fig.savefig(paths[1], bbox_inches="tight", metadata={"Description": desc})
-    paths[2].write_text(json.dumps(record, indent=1, default=str) + "\n")
+    paths[2].write_text(portable_text(json.dumps(record, indent=1, default=str), root) + "\n")
     return paths

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import ast, json, re
 from functools import lru_cache
+from ..harness.benchmark import answer_part
 from .tasks import Task, get_task
 
 # %% auto #0
@@ -334,5 +335,5 @@ def parse_answer(task: str | Task,  # the task, by paper name ('Sort') or releas
     "A typed `{intermediate, final}` prediction from a free-text answer; the empty prediction when nothing parses."
     task = get_task(task)
     if not text or not text.strip(): return empty_prediction()
-    if "</think>" in text: text = text.rsplit("</think>", 1)[1]
+    text = answer_part(text)  # after the first </think>, as every benchmark reads
     return _from_json(text, task) or _from_lines(text, task) or empty_prediction()
