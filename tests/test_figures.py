@@ -139,14 +139,17 @@ def procbench_scores(zero: bool = False) -> pd.DataFrame:
             for model, pml in (("error-free", n), ("halfway", n // 2)):
                 pml = 0 if zero else pml
                 rows.append(dict(model=model, task_name=f"Task{t}", n=n, pml=pml, pa=pml / n, sm=float(pml == n),
-                                 fm=float(pml == n), m=0 if zero else n))
+                                 fm=float(pml == n), m=0 if zero else (n if model == "error-free" else pml + 1)))
     return pd.DataFrame(rows)
 
 
 def test_procbench_figures(procbench_ns):
     ns = procbench_ns
     drawn = ns["procbench_figures"](procbench_scores(), "test", "two answers (SIMULATED)", "30 items", "note", {})
-    assert len(drawn) == 10, drawn
+    assert len(drawn) == 10, drawn   # M varies (the halfway answerer predicts pml + 1 states): figure 13 and per-task M drawn
+    m_equals_n = procbench_scores().assign(m=lambda d: d["n"])   # M = N in every answer: those two carry nothing, not drawn
+    assert sorted(set(drawn) - set(ns["procbench_figures"](m_equals_n, "test", "m = n", "30 items", "note", {}))) == [
+        "fig05_11_12_per_task_m", "fig13_prediction_length"]
     items = {"fig02": "figure 2", "fig03": "figures 3/10", "fig04": "figure 4", "fig05": "figures 5/11/12", "fig06": "figures 6/9",
              "fig13": "figure 13"}
     for name, fig in ns["saved"]:
@@ -161,3 +164,20 @@ def test_procbench_figures_all_zero_draws_nothing(procbench_ns):
     ns["saved"].clear()
     assert ns["procbench_figures"](procbench_scores(zero=True), "zero", "nothing right", "30 items", "note", {}) == []
     assert ns["saved"] == []
+
+
+def test_report_figures_skips_a_benchmark_that_draws_none_and_says_simulated(tmp_path, capsys):
+    "SX draws no figures: `report --figures` says so on stderr and exits 0; an L0 run's figures record that it is simulated."
+    from l0kit.harness.cli import main
+    for name, split in (('sx', 'easy'), ('l0', 'short')):
+        assert main(['generate', '--benchmark', name, '--out', str(tmp_path / name), '--limit', '2', '--quiet']) == 0
+        assert main(['eval', '--data', str(tmp_path / name), '--split', split, '--model', 'simulated', '--voters', '2',
+                     '--out', str(tmp_path / f'{name}-run'), '--no-progress']) == 0
+    capsys.readouterr()
+    assert main(['report', str(tmp_path / 'sx-run'), '--figures', str(tmp_path / 'sx-fig')]) == 0
+    err = capsys.readouterr().err
+    assert 'note: sx draws no figures from a run' in err and not list((tmp_path / 'sx-fig').glob('*'))
+    assert main(['report', str(tmp_path / 'l0-run'), '--figures', str(tmp_path / 'l0-fig')]) == 0
+    assert '3 figure(s) saved to' in capsys.readouterr().out
+    record = json.loads((tmp_path / 'l0-fig' / 'accuracy_vs_steps.json').read_text())
+    assert record['provenance']['simulated'] is True, record

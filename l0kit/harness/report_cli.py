@@ -4,6 +4,7 @@
 
 # %% ../../nbs/09b_report_cli.ipynb #c5a50c12
 from __future__ import annotations
+import sys
 import l0kit
 from .report import report, report_json
 from .config import mathtext_safe, terminal_safe
@@ -50,10 +51,15 @@ def cmd_report(args) -> int:
         from l0kit.harness.benchmark import get_benchmark
         from l0kit.harness.figures import save_figure
         import matplotlib.pyplot as plt
+        saved = 0
         for r in reports:
-            for name, fig in get_benchmark(r.benchmark, r.settings['benchmark']).figures(r.scores, label=mathtext_safe(r.model)).items():  # a model name is text, never maths
-                save_figure(fig, name, args.figures, provenance={'model': r.model, 'settings': r.settings}); plt.close(fig)
-        print(f"figures saved to {args.figures}/ (PNG, SVG and a JSON provenance record each)")
+            label = mathtext_safe(r.model + (' (SIMULATED)' if r.simulated else ''))  # a model name is text, never maths
+            figs = get_benchmark(r.benchmark, r.settings['benchmark']).figures(r.scores, label=label)
+            if not figs: print(f"note: {r.benchmark} draws no figures from a run: none saved for {terminal_safe(r.model)}", file=sys.stderr)
+            for name, fig in figs.items():
+                save_figure(fig, name, args.figures, provenance={'model': r.model, 'simulated': r.simulated, 'settings': r.settings}); plt.close(fig)
+            saved += len(figs)
+        if saved: print(f"{saved} figure(s) saved to {args.figures}/ (PNG, SVG and a JSON provenance record each)")
     return 0
 
 # %% ../../nbs/09b_report_cli.ipynb #15a2d9c9
