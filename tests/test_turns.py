@@ -27,7 +27,7 @@ class Countdown(Benchmark):
 
     def read(self, item, response, **options):
         ok = (response or '').strip() == self.reference(item)
-        return Reading(response, response or '', ok, {'correct': int(ok)})
+        return Reading(answer=response, key=response or '', correct=ok, scores={'correct': int(ok)})
 
     def follow_up(self, item, voter, seed, turns):
         if self.read(item, turns[-1].answer).correct: return None

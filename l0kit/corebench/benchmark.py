@@ -260,7 +260,8 @@ class CoreBenchmark(Benchmark):
         ok = bool(scores['correct'])
         kind = None if ok else ('no completed assertion' if io_ else 'no answer') if got is None else ('wrong output' if io_ else 'wrong answer')
         error = None if ok else FirstError(1, kind, None if io_ else '+'.join(item.get('dimensions', [])))
-        return Reading(got, '' if got is None else str(got), ok, scores, error, float(ok), [] if got is None else [got], self.reference(item))
+        return Reading(answer=got, key='' if got is None else str(got), correct=ok, scores=scores, error=error,
+                       partial=float(ok), steps=[] if got is None else [got], reference=self.reference(item))
 
     def reference(self, item: dict) -> str:
         "A perfect answer: the completed assertion (output items) or the `Answer:` line (probes)."

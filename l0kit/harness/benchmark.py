@@ -63,9 +63,9 @@ class FirstError:
     type: str = 'wrong'  # what kind of error, e.g. 'wrong', 'missing', 'list_copy', 'overcount'
     detail: str | None = None  # a finer description
 
-@dataclass
+@dataclass(kw_only=True)
 class Reading:
-    "One response to one item, read once: everything the report, the run page and the bridges take from it."
+    "One response to one item, read once: everything the report, the run page and the bridges take from it (built by keyword only)."
     answer: object  # the parsed answer, JSON-able (None: nothing could be read)
     key: str  # the vote key: responses with equal keys are the same vote
     correct: bool  # the paper's per-response correctness

@@ -157,8 +157,9 @@ def read(self: L0Benchmark, item: dict, response, strict: bool = False) -> Readi
         fe = classify_first_error(response if isinstance(response, str) else '', target, item.get('program'), score=s)
         error = FirstError(s.steps_to_error + 1, fe.error_type if fe else s.failure or 'wrong', fe.detail if fe else None)
     rows = trace_rows(response, len(target) + 50)
-    return Reading(rows or None, scores['vote_key'], s.correct, scores, error, s.steps_to_error / max(s.target_steps, 1), rows,
-                   self.reference(item), f"steps to error {s.steps_to_error} of {s.target_steps}")
+    return Reading(answer=rows or None, key=scores['vote_key'], correct=s.correct, scores=scores, error=error,
+                   partial=s.steps_to_error / max(s.target_steps, 1), steps=rows, reference=self.reference(item),
+                   note=f"steps to error {s.steps_to_error} of {s.target_steps}")
 
 @patch
 def reference(self: L0Benchmark, item: dict) -> str:

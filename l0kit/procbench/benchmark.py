@@ -102,8 +102,9 @@ class ProcBenchBenchmark(Benchmark):
                 else 'wrong final state' if e == len(T) - 1 else 'wrong state')
         error = None if ok else FirstError(e + 1, kind, f"{len(P) if parsed else 0} states answered, {len(T)} expected")
         rows = [_state(s) for s in P] if parsed else []
-        return Reading(pred if parsed else None, json.dumps(P, sort_keys=True, default=str), ok, scores, error, e / len(T), rows,
-                       self.reference(item), f"prefix match {e} of {len(T)} states")
+        return Reading(answer=pred if parsed else None, key=json.dumps(P, sort_keys=True, default=str), correct=ok,
+                       scores=scores, error=error, partial=e / len(T), steps=rows, reference=self.reference(item),
+                       note=f"prefix match {e} of {len(T)} states")
 
     def reference(self, item: dict) -> str:
         "The label's states as the JSON answer the optional instruction asks for."

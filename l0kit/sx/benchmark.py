@@ -240,9 +240,10 @@ class SXBenchmark(Benchmark):
             error = FirstError(k + 1, kind, f"{'pair' if pred else 'call'} {k + 1}" + (f": {detail}" if detail else ''))
         show = (lambda x: '' if x is None else 'Yes' if x else 'No') if pred else (lambda x: '' if x is None else str(x))
         scores = score_response(item, text) | {'presentation': self.config.presentation}
-        return Reading(got if any(g is not None for g in got) else None, json.dumps(got), bool(scores['correct']), scores, error,
-                       (len(tests) if k is None else k) / len(tests), [show(g) for g in got], self.reference(item),
-                       f"{scores['judgements_correct']} of {len(tests)} right")
+        return Reading(answer=got if any(g is not None for g in got) else None, key=json.dumps(got),
+                       correct=bool(scores['correct']), scores=scores, error=error,
+                       partial=(len(tests) if k is None else k) / len(tests), steps=[show(g) for g in got],
+                       reference=self.reference(item), note=f"{scores['judgements_correct']} of {len(tests)} right")
 
     def reference(self, item: dict) -> str:
         "The final lines of a perfect answer: `Pair k: Yes|No` or `Call k: <steps>`."

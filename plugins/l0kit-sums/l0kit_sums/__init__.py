@@ -99,8 +99,9 @@ class SumsBenchmark(Benchmark):
         text = answer_part(response)
         got = [int(x) for x in re.findall(r'-?\d{1,18}', text.rpartition('Values:')[2])][:len(want) + 1] if 'Values:' in text else []
         err = first_difference(got, want)
-        return Reading(got or None, json.dumps(got), err is None and len(got) == len(want), {'target_steps': len(want)}, err,
-                       prefix_credit(err, len(want)), [str(g) for g in got], self.reference(item), f"{len(got)} values")
+        return Reading(answer=got or None, key=json.dumps(got), correct=err is None and len(got) == len(want),
+                       scores={'target_steps': len(want)}, error=err, partial=prefix_credit(err, len(want)),
+                       steps=[str(g) for g in got], reference=self.reference(item), note=f"{len(got)} values")
 
     def reference(self, item: dict) -> str: return 'Values: ' + ', '.join(map(str, item['values']))
 
