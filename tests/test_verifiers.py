@@ -1,10 +1,13 @@
-"""The verifiers environment of every benchmark, run by verifiers' own rollout loop against a local OpenAI-compatible
-server that answers with the kit's simulated models: the dataset is the kit's prompts and items, and the rubric's
-rewards equal what `l0kit report` scores for the same answers (exact) and the steps before the first error (partial)."""
-import dataclasses
+"""The verifiers (0.4) taskset of every benchmark, run by verifiers' own eval loop (`run_eval`: its interception
+server, its `null` chat program in a subprocess runtime, its scoring) against a local OpenAI-compatible server that
+streams the kit's simulated models' answers: the tasks are the kit's prompts and items, and the rewards verifiers
+records equal what `l0kit report` scores for the same answers (exact) and the steps before the first error (partial)."""
+import asyncio, dataclasses, json, sys, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
-vf = pytest.importorskip('verifiers', reason="the `rl` extra's verifiers (0.3) is not installed")
-from sim_server import SimServer, text_of
+vf = pytest.importorskip('verifiers.v1', reason="the `rl` extra's verifiers (0.4) is not installed")
+from sim_server import text_of
+from l0kit.harness.config import ConfigError
 from l0kit.harness.benchmark import get_benchmark
 from l0kit.harness.models import load_model
 from l0kit.harness.prompt import prompt_hash
@@ -48,38 +51,91 @@ def partial_by_hand(name, item, row, text) -> float:
     k = next((i for i, (a, b) in enumerate(zip(text.splitlines(), ref)) if a != b), len(ref))
     return k / len(item['tests'])
 
+GARBAGE = 'Sorry, I lost track of the steps.'  # no answer in any benchmark's format: exact 0, partial 0
+
+class StreamServer:
+    "`with StreamServer(answer) as url:` serves `POST {url}/chat/completions` as OpenAI's SSE stream (verifiers' chat program streams)."
+    def __init__(self, answer): self.answer, self.requests = answer, []
+    def __enter__(self) -> str:
+        server = self
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a): pass
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers['Content-Length']))); server.requests.append(body)
+                text = server.answer(body['messages'])
+                base = {'id': f"sim-{len(server.requests)}", 'object': 'chat.completion.chunk', 'created': int(time.time()), 'model': body.get('model', 'sim')}
+                chunks = [{'choices': [{'index': 0, 'delta': {'role': 'assistant', 'content': text}, 'finish_reason': None}]},
+                          {'choices': [{'index': 0, 'delta': {}, 'finish_reason': 'stop'}]},
+                          {'choices': [], 'usage': {'prompt_tokens': 10, 'completion_tokens': 10, 'total_tokens': 20}}]
+                self.send_response(200); self.send_header('Content-Type', 'text/event-stream'); self.end_headers()
+                for c in chunks: self.wfile.write(b'data: ' + json.dumps(base | c).encode() + b'\n\n')
+                self.wfile.write(b'data: [DONE]\n\n')
+        self.httpd = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+    def __exit__(self, *exc): self.httpd.shutdown(); self.httpd.server_close()
+
+@pytest.fixture
+def offline(tmp_path, monkeypatch):
+    """verifiers imports a taskset by a top-level module name: `l0kit_verifiers`, the one-line module the docs show, on the
+    path. verifiers runs its chat program in a uv environment it builds from PyPI; offline, the test's interpreter (which
+    has the program's packages: openai, mcp, httpx, httpx2, tenacity) runs the same program file."""
+    from verifiers.v1.runtimes.base import Runtime
+    (tmp_path / 'l0kit_verifiers.py').write_text('from l0kit.bridges.verifiers import *\nfrom l0kit.bridges.verifiers import __all__\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    async def here(self, script, env=None, *, activate=True):
+        path = tmp_path / 'chat_program.py'; path.write_bytes(script.encode() if isinstance(script, str) else script)
+        return [sys.executable, str(path)]
+    monkeypatch.setattr(Runtime, 'prepare_uv_script', here)
+    monkeypatch.setenv('LOCAL_API_KEY', 'none')
+    return tmp_path
+
+def run_eval(url, out, taskset: dict) -> list:
+    "verifiers' own eval loop over the taskset, the model at `url`: the traces."
+    from verifiers.v1.configs.cli.eval import EvalConfig
+    from verifiers.v1.cli.eval.runner import run_eval
+    cfg = EvalConfig.model_validate({'env': {'taskset': {'id': 'l0kit_verifiers', **taskset}, 'agent': {'runtime': {'type': 'subprocess'}}},
+                                     'model': 'sim', 'client': {'base_url': url, 'api_key_var': 'LOCAL_API_KEY'},
+                                     'rich': None, 'push': False, 'output_dir': str(out)})
+    return [t for e in asyncio.run(run_eval(cfg)) for t in e.traces]
+
 @pytest.mark.parametrize('name', list(SPLITS))
-def test_rollouts_through_a_local_server_score_as_the_report(tmp_path, data, name, monkeypatch):
-    from verifiers.types import ClientConfig
-    from l0kit.bridges.verifiers import load_environment
+def test_rollouts_through_a_local_server_score_as_the_report(tmp_path, data, name, offline):
+    from l0kit.bridges.verifiers import reply_text, taskset
     bench, split = get_benchmark(name), SPLITS[name]
     items = bench.load(data / name, split, 6)
     bench.prepare(items)
-    texts = answers(name, bench, items)
+    texts = answers(name, bench, items) | {items[-1]['id']: GARBAGE}
     by_prompt = {bench.build_prompt(it, 0, 0).messages[-1]['content']: texts[it['id']] for it in items}
     rows = report_scores(tmp_path, name, bench, items, texts, data / name)
-    env = load_environment(name, data=str(data / name), split=split, limit=6)
-    ds = env.get_dataset()
-    assert [r['info']['id'] for r in ds] == [it['id'] for it in items]
-    assert [r['prompt'] for r in ds] == [bench.build_prompt(it, 0, 0).messages for it in items]
-    assert [r['answer'] for r in ds] == [reference_answer(bench, it) for it in items]
-    with SimServer(lambda messages: by_prompt[text_of(messages[-1]['content'])]) as url:
-        monkeypatch.setenv('LOCAL_API_KEY', 'none')
-        client = ClientConfig(api_base_url=url, api_key_var='LOCAL_API_KEY', max_retries=0)
-        out = env.evaluate_sync(client, 'sim', num_examples=-1, rollouts_per_example=1)['outputs']
-    assert len(out) == len(items)
-    got = {o['info']['id']: o for o in out}
+    tasks = list(taskset(name, data=str(data / name), split=split, limit=6))
+    assert [t.data.id for t in tasks] == [it['id'] for it in items]
+    assert [[m.model_dump() for m in t.data.prompt] for t in tasks] == [bench.build_prompt(it, 0, 0).messages for it in items]
+    assert [t.data.answer for t in tasks] == [reference_answer(bench, it) for it in items]
+    with StreamServer(lambda messages: by_prompt[text_of(messages[-1]['content'])]) as url:
+        traces = run_eval(url, tmp_path / 'out', {'benchmark': name, 'data': str(data / name), 'split': split, 'limit': 6})
+    assert len(traces) == len(items) and all(t.ok for t in traces), [t.errors for t in traces if not t.ok]
+    got = {t.task.data.id: t for t in traces}
     exact_seen = set()
     for it in items:
-        o, row = got[it['id']], rows[it['id']]
-        assert o['completion'][-1]['content'] == texts[it['id']]
-        assert o['metrics']['l0kit_exact'] == float(row["correct"]) == o['reward']  # reward='exact' carries the weight
-        assert o['metrics']['l0kit_partial'] == pytest.approx(partial_by_hand(name, it, row, texts[it['id']]))
-        exact_seen.add(o['reward'])
+        t, row = got[it['id']], rows[it['id']]
+        assert reply_text(t) == texts[it['id']] and t.num_turns == 1
+        assert t.rewards['l0kit_exact'].score == float(row['correct']) == t.reward  # reward='exact' carries the weight
+        assert t.rewards['l0kit_partial'].score == pytest.approx(partial_by_hand(name, it, row, texts[it['id']]))
+        exact_seen.add(t.reward)
     assert exact_seen == {0.0, 1.0}, 'the answers should include right and wrong ones'
+    assert (got[items[-1]['id']].rewards['l0kit_exact'].score, got[items[-1]['id']].rewards['l0kit_partial'].score) == (0.0, 0.0)
 
 def test_partial_reward_carries_the_weight(data):
-    from l0kit.bridges.verifiers import load_environment
-    env = load_environment('procbench', data=str(data / 'procbench'), split='short', limit=2, reward='partial')
-    rubric = env.rubric.rubrics[0] if hasattr(env.rubric, 'rubrics') else env.rubric
-    assert [(f.__name__, w) for f, w in zip(rubric.funcs, rubric.weights)] == [('l0kit_exact', 0.0), ('l0kit_partial', 1.0)]
+    from l0kit.bridges.verifiers import taskset
+    for reward, weights in [('exact', [1.0, 0.0]), ('partial', [0.0, 1.0])]:
+        task = next(iter(taskset('procbench', data=str(data / 'procbench'), split='short', limit=2, reward=reward)))
+        assert [(f.__name__, f._vf_weight) for f in task.hooks('reward')] == list(zip(['l0kit_exact', 'l0kit_partial'], weights))
+
+def test_stream_and_bad_settings(data):
+    from l0kit.bridges.verifiers import taskset
+    s = taskset('l0', split='short', seed=1)
+    assert not s.bounded and [t.data.id for t in s.take(3)] == ['stream-00000000', 'stream-00000001', 'stream-00000002']
+    assert len(list(taskset('l0', split='short', seed=1, limit=2))) == 2
+    with pytest.raises(ConfigError, match='give the split'): taskset('procbench', data=str(data / 'procbench'))
+    with pytest.raises(ConfigError, match='assistant prefix'): list(taskset('l0', data=str(data / 'l0'), split='short', settings={'think_bypass': True}))
