@@ -2,7 +2,7 @@
 server, its `null` chat program in a subprocess runtime, its scoring) against a local OpenAI-compatible server that
 streams the kit's simulated models' answers: the tasks are the kit's prompts and items, and the rewards verifiers
 records equal what `l0kit report` scores for the same answers (exact) and the steps before the first error (partial)."""
-import asyncio, dataclasses, json, sys, threading, time
+import asyncio, dataclasses, hashlib, json, os, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 vf = pytest.importorskip('verifiers.v1', reason="the `rl` extra's verifiers (0.4) is not installed")
@@ -77,14 +77,15 @@ class StreamServer:
 
 @pytest.fixture
 def offline(tmp_path, monkeypatch):
-    """verifiers imports a taskset by a top-level module name: `l0kit_verifiers`, the one-line module the docs show, on the
-    path. verifiers runs its chat program in a uv environment it builds from PyPI; offline, the test's interpreter (which
+    """verifiers imports a taskset by a top-level module name: `l0kit_verifiers`, the module the kit ships. verifiers runs its chat program in a uv environment it builds from PyPI; offline, the test's interpreter (which
     has the program's packages: openai, mcp, httpx, httpx2, tenacity) runs the same program file."""
     from verifiers.v1.runtimes.base import Runtime
-    (tmp_path / 'l0kit_verifiers.py').write_text('from l0kit.bridges.verifiers import *\nfrom l0kit.bridges.verifiers import __all__\n')
-    monkeypatch.syspath_prepend(str(tmp_path))
     async def here(self, script, env=None, *, activate=True):
-        path = tmp_path / 'chat_program.py'; path.write_bytes(script.encode() if isinstance(script, str) else script)
+        # rollouts run concurrently: each script is written whole under its own name, then renamed (no half-written file is run)
+        data = script.encode() if isinstance(script, str) else script
+        path = tmp_path / f"chat_program_{hashlib.sha256(data).hexdigest()[:16]}.py"
+        if not path.exists():
+            tmp = path.with_suffix(f'.{os.getpid()}.{id(data)}.tmp'); tmp.write_bytes(data); os.replace(tmp, path)
         return [sys.executable, str(path)]
     monkeypatch.setattr(Runtime, 'prepare_uv_script', here)
     monkeypatch.setenv('LOCAL_API_KEY', 'none')
