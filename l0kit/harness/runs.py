@@ -232,7 +232,7 @@ def append_records(run_dir, records: list):
         fh.write(''.join(r.to_json() + '\n' for r in records).encode('utf-8'))
         fh.flush(); os.fsync(fh.fileno())
 
-# %% ../../nbs/05_runs.ipynb #a564823b
+# %% ../../nbs/05_runs.ipynb #af277ab5
 @dataclass
 class RecordColumns:
     "What `read_columns` found in a run folder: its records column by column, with no `Record` (or dict) kept per line."
