@@ -139,6 +139,7 @@ def main(argv=None) -> dict:
                   + (f" ({dc:.1f} CPU-s), peak memory {mib:,.0f} MiB{extra}" if rc is not None else '') + f"; load average {load()}")
             key = f"{'baseline_' if label else ''}{what}"
             result.update({f'{key}_s': dt, f'{key}_cpu_s': dc, f'{key}_mib': mib, f'{key}_ok': ok})
+            if what == 'view': result[f"{'baseline_' if label else ''}page_mib"] = page.stat().st_size / 2 ** 20 if page.exists() else float('nan')
         if a.baseline and result.get(f'{what}_ok') and result.get(f'baseline_{what}_ok'):
             same = outputs['', what] == outputs['baseline ', what]
             print(f"{what}: this code / baseline: CPU {result[f'{what}_cpu_s'] / result[f'baseline_{what}_cpu_s']:.2f}x, "
