@@ -1,13 +1,18 @@
 """A million simulated responses: the runner's bookkeeping, then `l0kit report` and `l0kit view` over the runs.
 
     python benchmarks/million.py [--programs 500] [--voters 1024] [--runs 2] [--data DIR] [--keep DIR] [--skip-report] [--skip-view]
+                                 [--baseline CHECKOUT]
 
 The scale of the L0 paper's figure 3: 500 programs x 1,024 voters, twice (1,024,000 responses). Each run is
 `run_eval` of the L0 benchmark with the simulated model (the tracer with injected errors, no language model: what is
-measured is the kit), at error rates 0.02, 0.05, ... for runs 1, 2, ..., each into its own folder. Then `l0kit
-report FOLDERS --json` and `l0kit view FOLDERS --out page.html` run as separate processes, each timed with its peak
-memory (the maximum resident set size the kernel reports for it). Prints every figure, the machine and its load
-average before and after: figures taken on a loaded machine are not the machine's.
+measured is the kit), at error rates 0.02, 0.05, ... for runs 1, 2, ..., each into its own folder (a folder of --keep
+that already holds a complete run is reused, not timed). Then `l0kit report FOLDERS --json` and `l0kit view FOLDERS
+--out page.html`. Eval, report and view each run as a separate process, timed (wall and CPU seconds) with its peak
+memory (the maximum resident set size the kernel reports for it). With `--baseline` (another checkout of the kit, e.g.
+`git worktree add /tmp/old v0.1.0`), report and view also run with that code on the same folders, in the same run: the
+ratios of CPU time and memory are the comparison a loaded machine does not distort, and the two JSON reports and pages
+are compared byte for byte. Prints every figure, the machine and its load average before and after each step: figures
+taken on a loaded machine are not the machine's.
 """
 import argparse, json, os, platform, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -38,23 +43,48 @@ CLI = """
 import os, resource, sys
 from l0kit.harness.cli import main
 try: rc = main(sys.argv[1:])
-finally: open(os.environ['L0KIT_PEAK_FILE'], 'w').write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+finally:
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    open(os.environ['L0KIT_PEAK_FILE'], 'w').write(f"{u.ru_maxrss} {u.ru_utime + u.ru_stime}")
 sys.exit(rc)
 """
 
-def child(args: list, timeout: float) -> tuple[int | None, float, float, str]:
-    "(exit code or None if cut at `timeout`, wall seconds, peak resident MiB, stdout) of `l0kit ARGS` run as its own process."
+EVAL = """
+import json, os, resource, sys, time
+from pathlib import Path
+from l0kit.harness.runner import RunConfig, run_eval
+from l0kit.l0.benchmark import L0Benchmark
+data, out, spec, voters = sys.argv[1], Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+try:
+    bench = L0Benchmark()
+    items = bench.load(data, 'short')
+    s = run_eval(bench, bench.simulated_model(spec.partition(':')[2]), items, out, RunConfig(voters=voters), data=data, split='short', progress=False)
+    assert s['complete'] == len(items) * voters, s
+    print(json.dumps({'new': s['new']}))
+finally:
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    open(os.environ['L0KIT_PEAK_FILE'], 'w').write(f"{u.ru_maxrss} {u.ru_utime + u.ru_stime}")
+"""
+
+def child(args: list, timeout: float, code: str = CLI, root: Path = ROOT) -> tuple[int | None, float, float, float, str]:
+    "(exit code or None if cut at `timeout`, wall seconds, peak resident MiB, CPU seconds, stdout) of `l0kit ARGS` (or `code`) run as its own process with the kit of `root`."
     peak = Path(tempfile.mkstemp(prefix='l0kit-peak-')[1])
+    path = os.pathsep.join([str(root)] + [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p and Path(p).resolve() != ROOT])
     t0 = time.perf_counter()
-    p = subprocess.Popen([sys.executable, '-c', CLI, *map(str, args)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         env={**os.environ, 'PYTHONPATH': str(ROOT), 'L0KIT_PEAK_FILE': str(peak)})
+    p = subprocess.Popen([sys.executable, '-c', code, *map(str, args)], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env={**os.environ, 'PYTHONPATH': path, 'L0KIT_PEAK_FILE': str(peak)})
     out, err, rc = b'', b'', None
     try: out, err = p.communicate(timeout=timeout); rc = p.returncode
     except subprocess.TimeoutExpired: p.kill(); p.communicate()
     dt = time.perf_counter() - t0
     if rc not in (0, None): print(err.decode(errors='replace')[-2000:], file=sys.stderr)
-    kib = int(peak.read_text() or 0) if peak.exists() and peak.stat().st_size else 0
-    return rc, dt, kib / 1024, out.decode(errors='replace')
+    kib, cpu = (peak.read_text().split() + ['0', '0'])[:2] if peak.exists() else ('0', '0')
+    peak.unlink(missing_ok=True)
+    return rc, dt, int(kib) / 1024, float(cpu), out.decode(errors='replace')
+
+
+def load() -> str:
+    l = os.getloadavg(); return f"{l[0]:.2f} {l[1]:.2f} {l[2]:.2f}"
 
 
 def status(rc, ok, timeout) -> str:
@@ -70,46 +100,54 @@ def main(argv=None) -> dict:
     ap.add_argument('--keep', type=Path, help='write the run folders here (default: a temporary folder)')
     ap.add_argument('--skip-report', action='store_true'); ap.add_argument('--skip-view', action='store_true')
     ap.add_argument('--timeout', type=float, default=900, help='seconds report and view may take each before they are cut')
+    ap.add_argument('--baseline', type=Path, help='another checkout of the kit: report and view also run with its code, on the same folders')
     a = ap.parse_args(argv)
-    from l0kit.harness.runner import RunConfig, run_eval
     from l0kit.l0.benchmark import L0Benchmark
 
     print(f"machine: {machine()}")
-    l0 = os.getloadavg(); print(f"load average before: {l0[0]:.2f} {l0[1]:.2f} {l0[2]:.2f}")
+    print(f"load average before: {load()}")
     t0 = time.perf_counter(); data = data_set(a.programs, a.data); t_data = time.perf_counter() - t0
-    bench = L0Benchmark()
-    items = bench.load(data, 'short')
+    items = L0Benchmark().load(data, 'short')
     print(f"data: {len(items)} programs (short split) in {t_data:.1f} s")
     root = a.keep or Path(tempfile.mkdtemp(prefix='l0kit-million-'))
-    folders, total, wall, cpu = [], 0, 0.0, 0.0
+    folders, total, wall, cpu, peak = [], 0, 0.0, 0.0, 0.0
     for k in range(a.runs):
         out = root / f'run{k + 1}'
         spec = f'simulated:rate={0.02 + 0.03 * k:g}'
-        c0, w0 = time.process_time(), time.perf_counter()
-        s = run_eval(bench, bench.simulated_model(spec.partition(':')[2]), items, out, RunConfig(voters=a.voters), data=str(data), split='short', progress=False)
-        dw, dc = time.perf_counter() - w0, time.process_time() - c0
-        assert s['complete'] == len(items) * a.voters, s
-        folders.append(out); total += s['new']; wall += dw; cpu += dc
+        rc, dw, mib, dc, text = child([data, out, spec, a.voters], a.timeout * 4, EVAL)
+        if rc != 0: raise SystemExit(f"eval of run {k + 1} {status(rc, False, a.timeout * 4)}")
+        new = json.loads(text.strip().splitlines()[-1])['new']
+        folders.append(out)
         size = (out / 'responses.jsonl').stat().st_size
-        print(f"run {k + 1} ({spec}): {s['new']:,} responses in {dw:.1f} s ({s['new'] / dw:,.0f}/s, {1e6 * dc / max(1, s['new']):.0f} us CPU each), "
-              f"{size / 2 ** 20:,.0f} MiB on disk")
-    print(f"all runs: {total:,} responses in {wall:.1f} s ({total / wall:,.0f}/s); a million would take {1e6 * wall / max(1, total):.0f} s")
-    result = dict(responses=total, run_s=wall, per_million_s=1e6 * wall / max(1, total))
-    if not a.skip_report:
-        rc, dt, mib, out = child(['report', *folders, '--json'], a.timeout)
-        ok = rc == 0 and len(json.loads(out)['reports']) == a.runs
-        print(f"l0kit report over {a.runs} folders: {status(rc, ok, a.timeout)} in {dt:.1f} s" + (f", peak memory {mib:,.0f} MiB" if rc is not None else ''))
-        result.update(report_s=dt, report_mib=mib, report_ok=ok)
-    if not a.skip_view:
-        page = root / 'view.html'
-        rc, dt, mib, out = child(['view', *folders, '--out', page], a.timeout)
-        ok = rc == 0 and page.exists()
-        size = page.stat().st_size / 2 ** 20 if page.exists() else float('nan')
-        print(f"l0kit view over {a.runs} folders: {status(rc, ok, a.timeout)} in {dt:.1f} s" + (f", peak memory {mib:,.0f} MiB, page {size:,.1f} MiB" if rc is not None else ''))
-        result.update(view_s=dt, view_mib=mib, page_mib=size, view_ok=ok)
-    l1 = os.getloadavg(); print(f"load average after: {l1[0]:.2f} {l1[1]:.2f} {l1[2]:.2f}")
+        if not new: print(f"run {k + 1} ({spec}): complete in {out} already, reused"); continue
+        total += new; wall += dw; cpu += dc; peak = max(peak, mib)
+        print(f"run {k + 1} ({spec}): {new:,} responses in {dw:.1f} s ({new / dw:,.0f}/s, {1e6 * dc / max(1, new):.0f} us CPU each), "
+              f"peak memory {mib:,.0f} MiB, {size / 2 ** 20:,.0f} MiB on disk; load average {load()}")
+    if total: print(f"all runs: {total:,} responses in {wall:.1f} s ({total / wall:,.0f}/s, {cpu:.1f} CPU-s); a million would take {1e6 * wall / total:.0f} s")
+    result = dict(responses=total, run_s=wall, run_cpu_s=cpu, run_mib=peak, per_million_s=1e6 * wall / max(1, total))
+    codes = [('', ROOT)] + ([('baseline ', a.baseline.resolve())] if a.baseline else [])
+    outputs = {}
+    for what in ('report', 'view'):
+        if getattr(a, f'skip_{what}'): continue
+        for label, code_root in codes:
+            page = root / f"view{'-baseline' if label else ''}.html"
+            rc, dt, mib, dc, out = child([what, *folders, *(['--json'] if what == 'report' else ['--out', page])], a.timeout, root=code_root)
+            ok = rc == 0 and (len(json.loads(out)['reports']) == a.runs if what == 'report' else page.exists())
+            outputs[label, what] = out if what == 'report' else page.read_bytes() if page.exists() else None
+            extra = f", page {page.stat().st_size / 2 ** 20:,.1f} MiB" if what == 'view' and page.exists() else ''
+            print(f"{label}l0kit {what} over {a.runs} folders: {status(rc, ok, a.timeout)} in {dt:.1f} s"
+                  + (f" ({dc:.1f} CPU-s), peak memory {mib:,.0f} MiB{extra}" if rc is not None else '') + f"; load average {load()}")
+            key = f"{'baseline_' if label else ''}{what}"
+            result.update({f'{key}_s': dt, f'{key}_cpu_s': dc, f'{key}_mib': mib, f'{key}_ok': ok})
+            if what == 'view': result[f"{'baseline_' if label else ''}page_mib"] = page.stat().st_size / 2 ** 20 if page.exists() else float('nan')
+        if a.baseline and result.get(f'{what}_ok') and result.get(f'baseline_{what}_ok'):
+            same = outputs['', what] == outputs['baseline ', what]
+            print(f"{what}: this code / baseline: CPU {result[f'{what}_cpu_s'] / result[f'baseline_{what}_cpu_s']:.2f}x, "
+                  f"wall {result[f'{what}_s'] / result[f'baseline_{what}_s']:.2f}x, peak memory {result[f'{what}_mib'] / result[f'baseline_{what}_mib']:.2f}x; "
+                  f"{'output byte-identical' if same else 'OUTPUT DIFFERS'}")
+            result[f'{what}_identical'] = same
+    print(f"load average after: {load()}")
     return result
-
 
 if __name__ == '__main__':
     main()

@@ -148,3 +148,4 @@ def test_million_benchmark_reduced(tmp_path):
     import million
     r = million.main(['--programs', '3', '--voters', '8', '--data', str(tmp_path / 'data'), '--keep', str(tmp_path / 'runs')])
     assert r['responses'] == 2 * 3 * 8 and r['report_ok'] and r['view_ok'] and r['page_mib'] < 5
+    assert all(r[f'{k}_mib'] > 50 and r[f'{k}_cpu_s'] > 0 for k in ('run', 'report', 'view'))  # each step's own process: its peak memory and CPU

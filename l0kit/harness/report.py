@@ -4,14 +4,14 @@
 
 # %% ../../nbs/07a_report.ipynb #8a918bb2
 from __future__ import annotations
-import collections, json, math
+import collections, itertools, json, math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 import pandas as pd
 import l0kit
 from .benchmark import get_benchmark, check_options, read_options, unclosed_think, UNCLOSED_THINK
 from .config import ConfigError, shown
-from .runs import Record, RunError, read_run
+from .runs import Record, Run, RunError, read_columns, read_meta
 
 # %% auto #0
 __all__ = ['RESPONSE_COLUMNS', 'RunGroup', 'run_key', 'group_runs', 'missing_shards', 'group_responses', 'group_items',
@@ -22,7 +22,7 @@ __all__ = ['RESPONSE_COLUMNS', 'RunGroup', 'run_key', 'group_runs', 'missing_sha
 class RunGroup:
     "Run folders that together make one run."
     meta: dict  # the first folder's run.json
-    runs: list = field(default_factory=list)  # `Run`s
+    runs: list = field(default_factory=list)  # `Run`s: each folder's path and run.json (its records are read when scored, by `group_responses`)
 
     @property
     def key(self) -> tuple: return run_key(self.meta)
@@ -33,10 +33,10 @@ def run_key(meta: dict) -> str:
     return json.dumps([meta['benchmark'], meta['benchmark_config'], run, meta['model_identity'], meta.get('data')], sort_keys=True, default=str)
 
 def group_runs(run_dirs: list) -> list[RunGroup]:
-    "The folders grouped into runs, in the order given; a (split, shard) held twice is refused."
+    "The folders grouped into runs, in the order given; a (split, shard) held twice is refused. Only run.json is read here: records wait for `group_responses`."
     groups = {}
     for d in run_dirs:
-        run = read_run(d)
+        run = Run(Path(d), read_meta(d), None)  # no records held: a group's are read, a folder at a time, when it is scored
         g = groups.setdefault(run_key(run.meta), RunGroup(run.meta))
         for other in g.runs:
             if (other.meta['split'], other.meta['shard']) == (run.meta['split'], run.meta['shard']):
@@ -64,19 +64,23 @@ def group_responses(group: RunGroup) -> tuple[pd.DataFrame, list[str]]:
     "(one row per usable record of the group, notes on what was left out); each folder's voters are those its run.json records."
     cols, notes, failed, bad = {c: [] for c in RESPONSE_COLUMNS}, [], 0, 0
     for run in group.runs:
-        bad += len(run.responses.bad)
-        if run.responses.torn: notes.append(f"{run.path}: a torn last line (an interrupted write) is left out; the next eval redoes it")
-        voters, beyond = run.meta['run_config'].get('voters') or float('inf'), 0
-        for r in run.records:
-            if r.voter >= voters: beyond += 1; continue  # what run.json says is what is scored (a resume with fewer voters by an older kit)
-            if r.failed: failed += 1; continue
-            for c, vals in cols.items(): vals.append(getattr(r, c))  # column by column: no dict (or deep copy) per record
-            if not r.split: cols['split'][-1] = run.meta['split']
-        run.responses.records = []  # consumed: a million `Record`s are not kept beside their columns
+        got = read_columns(run.path)  # streamed into columns: no `Record` per line, equal texts shared
+        bad += len(got.bad)
+        if got.torn: notes.append(f"{run.path}: a torn last line (an interrupted write) is left out; the next eval redoes it")
+        voters = run.meta['run_config'].get('voters') or float('inf')
+        c, last = got.columns, got.keep  # the last record of each (split, id, voter), as `read_records` keeps them
+        within = [k and v < voters for k, v in zip(last, c['voter'])]  # what run.json says is what is scored (a resume with fewer voters by an older kit)
+        use = [w and e is None for w, e in zip(within, c['error'])]  # a failed request is left out (retried by the next eval)
+        beyond, failed = sum(last) - sum(within), failed + sum(within) - sum(use)
+        for k, vals in cols.items(): vals.extend(itertools.compress(c[k], use))
+        n = sum(use)
+        if n: cols['split'][-n:] = [s or run.meta['split'] for s in cols['split'][-n:]]
+        del got, c
         if beyond: notes.append(f"{run.path}: {beyond} response(s) of voters past the {voters} its run.json records are left out")
     if failed: notes.append(f"{failed} failed request(s) left out; the same eval command retries them")
     if bad: notes.append(f"{bad} line(s) that do not fit the record format left out (see `read_records(...).bad`)")
     df = pd.DataFrame(cols, columns=RESPONSE_COLUMNS)
+    del cols
     return df.drop_duplicates(['split', 'id', 'voter'], keep='last').reset_index(drop=True), notes
 
 # %% ../../nbs/07a_report.ipynb #1a2b0e1b

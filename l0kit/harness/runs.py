@@ -14,9 +14,9 @@ from .models import parse_model_spec
 # %% auto #0
 __all__ = ['RUN_FILE', 'RESPONSES_FILE', 'LOCK_FILE', 'RUN_FORMAT', 'MAX_RECORD_BYTES', 'KIT_NAMES', 'OPERATIONAL_OPTIONS',
            'IDENTITY', 'RunError', 'Record', 'RecordError', 'record_from_dict', 'Responses', 'open_in_run',
-           'bounded_lines', 'scan_lines', 'iter_records', 'read_records', 'append_records', 'RecordWriter',
-           'check_run_folder', 'run_lock', 'Shard', 'model_identity', 'new_run_meta', 'same_run', 'check_meta', 'Run',
-           'read_meta', 'read_run', 'write_meta']
+           'bounded_lines', 'scan_lines', 'iter_records', 'read_records', 'append_records', 'RecordColumns',
+           'read_columns', 'RecordWriter', 'check_run_folder', 'run_lock', 'Shard', 'model_identity', 'new_run_meta',
+           'same_run', 'check_meta', 'Run', 'read_meta', 'read_run', 'write_meta']
 
 # %% ../../nbs/05_runs.ipynb #e3d76853
 class RunError(DataError):
@@ -231,6 +231,38 @@ def append_records(run_dir, records: list):
         fh.seek(0, os.SEEK_END)
         fh.write(''.join(r.to_json() + '\n' for r in records).encode('utf-8'))
         fh.flush(); os.fsync(fh.fileno())
+
+# %% ../../nbs/05_runs.ipynb #af277ab5
+@dataclass
+class RecordColumns:
+    "What `read_columns` found in a run folder: its records column by column, with no `Record` (or dict) kept per line."
+    columns: dict  # field name -> one value per record, in file order (a record's defaults filled in, as `Record` fills them)
+    keep: bytearray  # 1 where the record is the last of its (split, id, voter): the records `read_records` keeps
+    bad: list = field(default_factory=list)  # (line number, reason) of lines that do not fit the format
+    torn: bytes = b''  # a torn last line (a write cut by a kill), set aside
+
+def read_columns(run_dir) -> RecordColumns:
+    "The records of a run folder as columns, streamed (a million lines held as a few lists, not a million objects); equal texts and metas shared."
+    cols, bad, lines, last = {k: [] for k in _FIELDS}, [], scan_lines(run_dir), {}
+    seen, metas, n = {k: {} for k in _SHARED}, {}, 0
+    while True:
+        try: no, raw = next(lines)
+        except StopIteration as end: tail = end.value or b''; break
+        try: d = json.loads(raw.decode('utf-8')) if raw is not None else None
+        except (ValueError, RecursionError): d = None
+        if d is None or _why_not(d) is not None:  # the exact reason (or the record) from the one record path
+            try: d = vars(_record(raw))
+            except RecordError as e: bad.append((no, str(e))); continue
+        for k, vals in cols.items():
+            v = d.get(k)
+            if k in seen:
+                if v is not None: v = seen[k].setdefault(v, v) if k != 'id' else seen[k].setdefault(str(v), str(v))
+            elif k == 'meta': v = metas.setdefault(repr(v), v) if v is not None else metas.setdefault('{}', {})  # read-only, as `read_records`' metas
+            vals.append(v)
+        last[(cols['split'][-1], cols['id'][-1], d['voter'])] = n; n += 1
+    keep = bytearray(n)
+    for i in last.values(): keep[i] = 1
+    return RecordColumns(cols, keep, bad, tail)
 
 # %% ../../nbs/05_runs.ipynb #4930bf77
 class RecordWriter:

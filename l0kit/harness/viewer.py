@@ -73,7 +73,8 @@ class ItemView:
         if not self.answers: return None
         by_voter = sorted((v, a.key or f'#{i}', i) for i, a in enumerate(self.answers) for v in a.voters)
         won = by_voter[majority_index([k for _, k, _ in by_voter])]  # the harness's one majority vote
-        return min((i for _, k, i in by_voter if k == won[1]), key=lambda i: min(self.answers[i].voters))
+        tied = dict.fromkeys(i for _, k, i in by_voter if k == won[1])  # each answer of the winning key once (1,024 voters: not 1,024 minima)
+        return min(tied, key=lambda i: min(self.answers[i].voters))
 
     def votes(self, i: int) -> int:
         "How many voters gave answer `i`'s vote."
@@ -237,12 +238,13 @@ RAW_LIMIT = 4000  # characters of a raw response kept in a view
 
 def distinct_responses(scores: pd.DataFrame) -> list[tuple[list, str, dict]]:
     "(voters, response text, the first voter's score row) for each distinct response, in voter order."
-    groups = {}
-    for row in scores.sort_values('voter').to_dict('records'):
-        text = row['response'] if isinstance(row['response'], str) else ''
-        g = groups.setdefault(text, ([], text, row))
-        g[0].append(int(row['voter']))
-    return list(groups.values())
+    s, groups, first = scores.sort_values('voter'), {}, []
+    for j, (r, v) in enumerate(zip(s['response'], s['voter'].tolist())):
+        text = r if isinstance(r, str) else ''
+        if (g := groups.get(text)) is None: groups[text] = g = []; first.append(j)
+        g.append(int(v))
+    rows = s.iloc[first].to_dict('records')  # a row (a dict) for each distinct response only, not for each of 1,024 voters
+    return [(vs, t, row) for (t, vs), row in zip(groups.items(), rows)]
 
 def raw_if_more(raw: str, lines: list) -> str | None:
     "The raw response (cut at `RAW_LIMIT`) when it holds more than its rows joined, else None."
@@ -268,7 +270,8 @@ def item_view(bench, item: dict, scores: pd.DataFrame, **options) -> ItemView:
 
 def with_thinking(view: ItemView, scores: pd.DataFrame) -> ItemView:
     "The view with each answer's thinking (cut at `RAW_LIMIT`) and budget cut, from its first voter's record, whatever the benchmark's `view_item`."
-    by_voter = {int(r['voter']): r for r in scores.to_dict('records')}
+    firsts = {min(a.voters) for a in view.answers}
+    by_voter = {int(r['voter']): r for r in scores[scores['voter'].isin(firsts)].to_dict('records')}  # the rows of answers' first voters only
     for a in view.answers:
         r = by_voter.get(min(a.voters), {})
         a.reasoning = raw_if_more(r['reasoning'], []) if isinstance(r.get('reasoning'), str) and r['reasoning'] else None
