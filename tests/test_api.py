@@ -91,3 +91,21 @@ def test_no_import_cycle_in_the_package():
     assert 'l0kit.harness.viewer' not in graph['l0kit.harness.benchmark']
     assert _cycle(graph) == [], ' -> '.join(_cycle(graph))
     assert _cycle({'a': {'b'}, 'b': {'c'}, 'c': {'a'}}) == ['a', 'b', 'c', 'a']   # the check finds a cycle it is shown
+
+
+def test_run_json_records_the_benchmark_package_and_the_report_says_when_it_changed(tmp_path, capsys):
+    "The plugin's distribution and version (its pyproject says l0kit-sums 0.1.0) go into run.json; a run made by another version is noted."
+    from l0kit.harness.cli import main
+    assert main(['generate', '--benchmark', 'sums', '--out', str(tmp_path / 'data'), '--limit', '2', '--quiet']) == 0
+    split = json.loads((tmp_path / 'data' / 'card.json').read_text())['splits'][0]
+    assert main(['eval', '--data', str(tmp_path / 'data'), '--split', split, '--model', 'simulated', '--voters', '2',
+                 '--out', str(tmp_path / 'run'), '--no-progress']) == 0
+    meta = json.loads((tmp_path / 'run' / 'run.json').read_text())
+    assert meta['benchmark_package'] == {'name': 'l0kit-sums', 'version': '0.1.0'}
+    capsys.readouterr()
+    assert main(['report', str(tmp_path / 'run')]) == 0
+    assert 'an upgrade can change its numbers' not in capsys.readouterr().out
+    meta['benchmark_package']['version'] = '0.0.1'
+    (tmp_path / 'run' / 'run.json').write_text(json.dumps(meta))
+    assert main(['report', str(tmp_path / 'run')]) == 0
+    assert 'the run was made with l0kit-sums 0.0.1 and is scored with l0kit-sums 0.1.0: an upgrade can change its numbers' in capsys.readouterr().out

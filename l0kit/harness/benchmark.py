@@ -19,7 +19,7 @@ __all__ = ['THINK_END', 'THINK_START', 'UNCLOSED_THINK', 'CARD', 'BENCHMARKS', '
            'answer_part', 'unclosed_think', 'FirstError', 'Reading', 'first_difference', 'prefix_credit', 'Option',
            'check_options', 'parse_set', 'ItemLayout', 'Benchmark', 'read_card', 'stream_seed', 'check_item_ids',
            'Turn', 'continue_chat', 'one_turn', 'read_options', 'register_benchmark', 'benchmark_names',
-           'benchmark_class', 'get_benchmark', 'benchmark_of', 'model_for']
+           'benchmark_class', 'get_benchmark', 'benchmark_of', 'benchmark_package', 'model_for']
 
 # %% ../../nbs/04_benchmark.ipynb #c3483895
 @dataclass
@@ -449,6 +449,15 @@ def benchmark_of(data_dir=None, benchmark: str | None = None, default: str | Non
     out = benchmark or named or default
     if not out: raise ConfigError(f"say which benchmark: {data_dir or 'the data'} has no {CARD} naming one; pass --benchmark")
     return out
+
+# %% ../../nbs/04_benchmark.ipynb #3fb25af6
+def benchmark_package(bench) -> dict:
+    "The distribution that holds `bench`'s class and its installed version ({'name', 'version'}; version None for code of a notebook or script)."
+    import importlib.metadata as md, sys
+    top = type(bench).__module__.split('.')[0]
+    names = md.packages_distributions().get(top) or []
+    if not names: return {'name': top, 'version': getattr(sys.modules.get(top), '__version__', None)}
+    return {'name': names[0], 'version': md.version(names[0])}
 
 # %% ../../nbs/04_benchmark.ipynb #4287ca3d
 def model_for(spec: str, bench: Benchmark):

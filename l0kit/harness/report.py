@@ -9,13 +9,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 import pandas as pd
 import l0kit
-from .benchmark import get_benchmark, check_options, read_options, unclosed_think, UNCLOSED_THINK
+from .benchmark import benchmark_package, get_benchmark, check_options, read_options, unclosed_think, UNCLOSED_THINK
 from .config import ConfigError, shown
 from .runs import Record, Run, RunError, read_columns, read_meta
 
 # %% auto #0
 __all__ = ['RESPONSE_COLUMNS', 'RunGroup', 'run_key', 'group_runs', 'missing_shards', 'group_responses', 'group_items',
-           'check_items', 'budget_counts', 'read_unclosed', 'Report', 'report_group', 'report', 'report_json']
+           'check_items', 'budget_counts', 'read_unclosed', 'Report', 'package_notes', 'report_group', 'report',
+           'report_json']
 
 # %% ../../nbs/07a_report.ipynb #71caf477
 @dataclass
@@ -145,6 +146,17 @@ class Report:
     options: dict = field(default_factory=dict)  # the report options, checked against the benchmark's declared ones
     budget: dict = field(default_factory=dict)  # `budget_counts`: responses cut, thinking and answer tokens, the server
 
+# %% ../../nbs/07a_report.ipynb #9fca5f8c
+def package_notes(group: RunGroup, bench) -> list[str]:
+    "Notes when the group's folders were made by several versions of the benchmark's package, or by another than the one installed now."
+    made = {(p.get('name'), p.get('version')) for r in group.runs if isinstance(p := r.meta.get('benchmark_package'), dict)}
+    shown = lambda nv: f"{nv[0]} {nv[1] or '(no version)'}"
+    if len(made) > 1: return [f"the folders were made with {' and '.join(sorted(map(shown, made)))}: their answers were read by different code"]
+    now = benchmark_package(bench)
+    if made and (old := made.pop()) != (now['name'], now['version']):
+        return [f"the run was made with {shown(old)} and is scored with {shown((now['name'], now['version']))}: an upgrade can change its numbers"]
+    return []
+
 # %% ../../nbs/07a_report.ipynb #d624ed86
 def report_group(group: RunGroup, data=None, **options) -> Report:
     "Score one group of run folders and make its benchmark's tables."
@@ -165,6 +177,7 @@ def report_group(group: RunGroup, data=None, **options) -> Report:
     scores = bench.score_frame(read_unclosed(responses, rule), items, **s_opts)
     voters = sorted({r.meta['run_config'].get('voters') or 0 for r in group.runs})
     if len(voters) > 1: notes.append(f"the folders hold runs of {', '.join(map(str, voters))} voters; each folder's own are scored")
+    notes += package_notes(group, bench)
     return Report(m['benchmark'], m['model_identity'], bool(m.get('simulated')),
                   {'benchmark': m['benchmark_config'], 'run': {**m['run_config'], 'voters': voters[-1] or None}},
                   len(scores), bench.tables(scores, items=items, **t_opts), notes, scores, items, opts, budget)

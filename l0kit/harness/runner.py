@@ -10,7 +10,7 @@ from pathlib import Path
 from .config import ConfigError, YamlConfig, check_value
 from .models import GenerationParams, Model
 from .prompt import Prompt, prompt_hash
-from .benchmark import check_item_ids, unclosed_think
+from .benchmark import benchmark_package, check_item_ids, unclosed_think
 from .runs import (Record, RecordError, RecordWriter, RunError, iter_records, Shard, model_identity, new_run_meta, read_meta,
                                 run_lock, same_run, write_meta, RUN_FILE, RESPONSES_FILE)
 
@@ -116,6 +116,7 @@ def open_run(out, benchmark, model: Model, run: RunConfig, voters: int, data: st
                        f"taken into this run; restore its {RUN_FILE}, or use a new --out folder")
     spec = model.spec or f"{type(model).__name__}:{model.name}"
     meta = new_run_meta(benchmark.name, benchmark.settings(), asdict(run) | {'voters': voters}, spec, model_identity(spec), model.info(), model.simulated, data, split, limit, str(shard))
+    meta['benchmark_package'] = benchmark_package(benchmark)  # the code that reads and scores: a report says when it has changed since
     if os.path.lexists(out / RUN_FILE):
         old = read_meta(out)
         if diff := same_run(old, meta):

@@ -436,7 +436,7 @@ def same_run(old: dict, new: dict) -> str | None:
 # %% ../../nbs/05_runs.ipynb #d28293ea
 _META_TYPES = {'benchmark': str, 'benchmark_config': dict, 'run_config': dict, 'model_identity': str, 'split': str, 'shard': str,  # needed
                'kit_version': str, 'model': str, 'model_info': dict, 'simulated': bool, 'data': str, 'limit': int, 'created': str,
-               'resumes': list}
+               'resumes': list, 'benchmark_package': dict}
 _NEEDED = ('benchmark', 'benchmark_config', 'run_config', 'model_identity', 'split', 'shard')
 
 def check_meta(meta: dict, where='run.json') -> dict:
