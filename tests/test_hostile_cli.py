@@ -190,7 +190,7 @@ def test_malformed_gguf_files_are_one_line(tmp_path, l0_data):
     ('hidden_size: 16384\nheads: 4\nintermediate_size: 65536\nlayers: 256\n', 'more than the trainer'),   # within each bound, too big together
     ('context: 100000000000\n', 'TrainConfig.context must be at most 131072'),
     ('steps: 1000000000000\n', 'TrainConfig.steps must be at most'),
-    (f'workers: {2 * (os.cpu_count() or 1)}\nthreads: {2 * (os.cpu_count() or 1)}\nbatch_size: {2 * (os.cpu_count() or 1)}\n', 'at most one worker per CPU'),
+    ('workers: {n}\nthreads: {n}\nbatch_size: {n}\n'.format(n=len(os.sched_getaffinity(0)) + 1), 'at most one worker per CPU'),  # a CPU short
 ])
 def test_a_training_config_past_the_machine_is_one_line(tmp_path, yaml, words):
     (tmp_path / 'c.yaml').write_text(yaml)
