@@ -8,19 +8,21 @@ import dataclasses, json, math, os, platform, re, shutil, sys, tempfile, time
 from dataclasses import dataclass, field
 from pathlib import Path
 import l0kit
-from .harness.config import ConfigError, YamlConfig, check_value, safe_name
+from .harness.config import ConfigError, DataError, YamlConfig, check_value, read_json_file, safe_name
 from .harness.prompt import Prompt, render_chat
 from .l0.generator import GenConfig, ProgramGenerator
 from .l0.dataset import L0DataConfig, SplitSpec, make_candidate, make_demonstrations
 from .l0.prompts import PROMPT_SETUPS
 
 # %% auto #0
-__all__ = ['ORGANISM_GEN', 'SPECIALS', 'PIECE', 'CHAT_TEMPLATE', 'ARCHS', 'OPTIMIZERS', 'TRAIN_PRESETS', 'organism_gen',
-           'trace_alphabet', 'make_tokenizer', 'TrainConfig', 'get_train_preset', 'training_examples', 'prompt_of',
-           'encode_example', 'training_batches', 'collate', 'make_model', 'n_params', 'lr_at', 'newton_schulz', 'muon',
-           'make_optimizers', 'organisms_dir', 'default_out', 'machine', 'model_card', 'save_organism', 'load_card',
-           'train', 'checkpoint_path', 'train_command', 'register_cli', 'token_kind', 'token_accuracy', 'greedy_right',
-           'skills_over_training', 'organism_rows', 'mean_reward', 'grpo_organism']
+__all__ = ['ORGANISM_GEN', 'SPECIALS', 'PIECE', 'CHAT_TEMPLATE', 'ARCHS', 'TRAIN_LIMITS', 'OPTIMIZERS', 'TRAIN_PRESETS',
+           'ORGANISM_FILES', 'MAX_TRAIN_PARAMETERS', 'organism_gen', 'trace_alphabet', 'make_tokenizer', 'TrainConfig',
+           'get_train_preset', 'training_examples', 'prompt_of', 'encode_example', 'training_batches', 'collate',
+           'make_model', 'n_params', 'lr_at', 'newton_schulz', 'muon', 'make_optimizers', 'organisms_dir',
+           'default_out', 'machine', 'model_card', 'save_organism', 'is_organism', 'replaceable', 'load_card', 'train',
+           'check_out', 'check_machine', 'approx_parameters', 'checkpoint_path', 'train_command', 'register_cli',
+           'token_kind', 'token_accuracy', 'greedy_right', 'skills_over_training', 'organism_rows', 'mean_reward',
+           'grpo_organism']
 
 # %% ../nbs/70_train.ipynb #3119c963
 from .l0.dataset import LADDER_GEN
@@ -66,6 +68,8 @@ def make_tokenizer(max_lines: int = 64):
 
 # %% ../nbs/70_train.ipynb #3649b910
 ARCHS = ('llama', 'lfm2')
+TRAIN_LIMITS = {'hidden_size': 16384, 'layers': 256, 'heads': 256, 'intermediate_size': 65536, 'context': 131072, 'max_example_tokens': 131072,
+                'steps': 10_000_000, 'batch_size': 65536, 'threads': 4096, 'workers': 1024}  # a config from elsewhere past these is refused
 OPTIMIZERS = ('adamw', 'muon')
 
 @dataclass
@@ -100,7 +104,7 @@ class TrainConfig(YamlConfig):
         c = lambda n, *a, **k: check_value('TrainConfig', n, getattr(self, n), *a, **k)
         c('name', str); safe_name(self.name, 'TrainConfig.name')
         for n in ('max_target_steps', 'hidden_size', 'layers', 'heads', 'intermediate_size', 'context', 'steps', 'batch_size', 'threads', 'workers', 'max_example_tokens'):
-            c(n, int, minimum=1)
+            c(n, int, minimum=1, maximum=TRAIN_LIMITS.get(n))
         c('setup', str, choices=[s for s in PROMPT_SETUPS if s != 'variation_1' and s != 'variation_2'])
         c('shots', int, minimum=0, maximum=self.gen.num_demonstrations); c('demo_loss', bool)
         if self.setup.startswith('zero_shot') and self.shots: raise ConfigError(f"TrainConfig.setup {self.setup!r} takes no demonstrations: set shots to 0")
@@ -328,7 +332,7 @@ def model_card(card: dict) -> str:
         "The full configuration and the loss curve are in `train_card.json`.", ""])
 
 def save_organism(model, tok, card: dict, out: Path):
-    "Write model, tokenizer, `train_card.json` and README.md into `out` atomically (a half-written folder never has the final name)."
+    "Write model, tokenizer, `train_card.json` and README.md into `out` atomically (a half-written folder never has the final name); only an empty folder or an organism of the kit's is replaced whole."
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=out.name + '.tmp', dir=out.parent))
     try:
@@ -336,16 +340,46 @@ def save_organism(model, tok, card: dict, out: Path):
         (tmp / 'train_card.json').write_text(json.dumps(card, indent=1) + '\n')
         (tmp / 'README.md').write_text(model_card(card))
         tmp.chmod(0o755)  # mkdtemp makes it private; a saved model is readable like any other folder
-        if out.exists(): shutil.rmtree(out)
-        tmp.rename(out)
+        if os.path.islink(out) or (os.path.lexists(out) and not out.is_dir()): raise ConfigError(f"{out} is a link or a file, not a folder; name a new folder")
+        if not os.path.lexists(out) or replaceable(out):  # nothing there, an empty folder or the kit's own organism: replaced whole
+            if os.path.lexists(out): shutil.rmtree(out)
+            tmp.rename(out)
+        else:  # a folder of the user's (`--force`): the model's files go in, nothing else in it is touched
+            for f in tmp.iterdir(): os.replace(f, out / f.name)
+            tmp.rmdir()
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True); raise
 
+ORGANISM_FILES = re.compile(r'(?:config|generation_config|tokenizer|tokenizer_config|special_tokens_map|added_tokens|train_card)\.json'
+                            r'|model(?:-\d{5}-of-\d{5})?\.safetensors(?:\.index\.json)?|README\.md|chat_template\.jinja')  # what `save_organism` writes
+
+def is_organism(path) -> bool:
+    "Whether `path` is a folder the kit saved a model in and holds nothing else: a training card of the kit's, only the files `save_organism` writes."
+    p = Path(path)
+    if p.is_symlink() or not p.is_dir(): return False
+    try: card = read_json_file(p / 'train_card.json')
+    except (OSError, ValueError): return False
+    if not (isinstance(card, dict) and isinstance(card.get('config'), dict) and isinstance(card.get('name'), str)): return False
+    with os.scandir(p) as it: return all(e.is_file(follow_symlinks=False) and ORGANISM_FILES.fullmatch(e.name) for e in it)
+
+def replaceable(path) -> bool:
+    "Whether the kit may delete the folder `path` to put a model there: an empty folder, or one of its own organisms (`is_organism`)."
+    p = Path(path)
+    if p.is_symlink() or not p.is_dir(): return False
+    with os.scandir(p) as it:
+        if next(it, None) is None: return True
+    return is_organism(p)
+
 def load_card(path) -> dict:
-    "The training card of a saved organism."
+    "The training card of a saved organism (read bounded, from a regular file; `ConfigError` when it is not a card)."
     p = Path(path).expanduser() / 'train_card.json'
     if not p.is_file(): raise ConfigError(f"{p.parent} is not an organism folder (no train_card.json); train one with `l0kit train`")
-    return json.loads(p.read_text())
+    try: card = read_json_file(p)
+    except DataError as e: raise ConfigError(str(e)) from None
+    if not (isinstance(card, dict) and isinstance(card.get('config'), dict)):
+        raise ConfigError(f"{p} is not a training card of the kit's (a JSON object with a 'config' mapping)")
+    return card
+
 
 # %% ../nbs/70_train.ipynb #e0642b13
 def train(cfg: TrainConfig, out=None, progress: bool = True, force: bool = False, log_every: int = 10,
@@ -354,12 +388,50 @@ def train(cfg: TrainConfig, out=None, progress: bool = True, force: bool = False
          ) -> dict:
     "Train an organism from scratch on the kit's traces and save it (model, tokenizer, card) in `out`; the card."
     out = Path(out).expanduser() if out else default_out(cfg)
-    if (out / 'config.json').exists() and not force:
-        raise ConfigError(f"{out} already holds a trained model; pass --force to replace it, or another --out")
+    check_machine(cfg)
+    check_out(out, force)
+    for c in _checkpoints(out, checkpoint_every, keep_checkpoints):  # written during training: never into a folder of the user's
+        if os.path.lexists(c) and not replaceable(c):
+            raise ConfigError(f"{c} is not a checkpoint of the kit's (it holds other files), and a checkpoint goes there; move it away or use another --out")
     args = (cfg, out, progress, log_every, checkpoint_every, keep_checkpoints)
     card = _train_here(*args) if cfg.workers == 1 else _train_workers(*args)
-    shutil.rmtree(checkpoint_path(out), ignore_errors=True)
+    if is_organism(checkpoint_path(out)): shutil.rmtree(checkpoint_path(out))  # the kit's own checkpoint only
     return card | {'path': str(out)}
+
+def check_out(out: Path, force: bool = False):
+    "`ConfigError` unless the kit may save a model in `out`: a new or empty folder, or (with `force`) an organism of its own or a folder of the user's."
+    if os.path.islink(out) or (os.path.lexists(out) and not out.is_dir()): raise ConfigError(f"--out {out} is a link or a file, not a folder; name a new folder")
+    if not os.path.lexists(out) or force: return
+    if is_organism(out) or (out / 'config.json').exists(): raise ConfigError(f"{out} already holds a trained model; pass --force to replace it, or another --out")
+    with os.scandir(out) as it: first = next((e.name for e in it), None)
+    if first is not None:
+        raise ConfigError(f"--out {out} holds files that are not a model the kit trained (e.g. {first!r}); name a new or empty folder, "
+                          "or pass --force to write the model's files into it (nothing else in it is removed)")
+
+def _checkpoints(out: Path, every: int, keep: bool) -> list:
+    "The folders a training run writes checkpoints to: `OUT.checkpoint`, or the `OUT.stepN` already there (kept checkpoints)."
+    if not every: return []
+    if not keep: return [checkpoint_path(out)]
+    step = re.compile(re.escape(out.name) + r'\.step\d+')
+    return [p for p in out.parent.iterdir() if step.fullmatch(p.name)] if out.parent.is_dir() else []
+
+MAX_TRAIN_PARAMETERS = 2_000_000_000  # a CPU trainer of small models: a config past this (or past the machine's memory) is refused
+
+def check_machine(cfg: TrainConfig):
+    "`ConfigError` when the config asks more than this machine has: more workers than CPUs, or a model whose training state exceeds its memory."
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
+    if cfg.workers > cpus: raise ConfigError(f"TrainConfig.workers is {cfg.workers}, but this machine lets the kit use {cpus} CPU(s); at most one worker per CPU")
+    if cfg.threads > 4 * cpus: raise ConfigError(f"TrainConfig.threads is {cfg.threads}, more than 4 per CPU of this machine's {cpus}")
+    params = approx_parameters(cfg)
+    if params > MAX_TRAIN_PARAMETERS: raise ConfigError(f"the config's model has about {params:,} parameters, more than the trainer's bound of {MAX_TRAIN_PARAMETERS:,}")
+    try: memory = os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
+    except (ValueError, OSError, AttributeError): return
+    if 16 * params > memory:  # weights, gradients and two optimiser moments in float32
+        raise ConfigError(f"the config's model has about {params:,} parameters: training it needs about {16 * params / 2**30:.1f} GiB, more than this machine's {memory / 2**30:.1f} GiB")
+
+def approx_parameters(cfg: TrainConfig) -> int:
+    "About how many parameters `make_model` builds for `cfg` (embeddings, attention and MLP of every layer), without building it."
+    return 2 * 1024 * cfg.hidden_size + cfg.layers * (4 * cfg.hidden_size ** 2 + 3 * cfg.hidden_size * cfg.intermediate_size)
 
 def checkpoint_path(out: Path) -> Path: return out.with_name(out.name + '.checkpoint')
 

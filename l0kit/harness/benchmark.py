@@ -15,11 +15,12 @@ from .models import parse_model_spec, load_model
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['THINK_END', 'THINK_START', 'UNCLOSED_THINK', 'CARD', 'BENCHMARKS', 'DEFAULT_BENCHMARK', 'NoConfig', 'make_config',
-           'answer_part', 'unclosed_think', 'FirstError', 'Reading', 'first_difference', 'prefix_credit', 'Option',
-           'check_options', 'parse_set', 'ItemLayout', 'Benchmark', 'read_card', 'stream_seed', 'check_item_ids',
-           'Turn', 'continue_chat', 'one_turn', 'read_options', 'register_benchmark', 'benchmark_names',
-           'benchmark_class', 'get_benchmark', 'benchmark_of', 'benchmark_package', 'model_for']
+__all__ = ['THINK_END', 'THINK_START', 'UNCLOSED_THINK', 'CARD', 'BENCHMARKS', 'DEFAULT_BENCHMARK', 'KIT_DATA_FILES', 'NoConfig',
+           'make_config', 'answer_part', 'unclosed_think', 'FirstError', 'Reading', 'first_difference', 'prefix_credit',
+           'Option', 'check_options', 'parse_set', 'ItemLayout', 'Benchmark', 'read_card', 'stream_seed',
+           'check_item_ids', 'Turn', 'continue_chat', 'one_turn', 'read_options', 'register_benchmark',
+           'benchmark_names', 'PluginUnavailable', 'available_benchmarks', 'benchmark_class', 'get_benchmark',
+           'benchmark_of', 'check_data_out', 'benchmark_package', 'model_for']
 
 # %% ../../nbs/04_benchmark.ipynb #c3483895
 @dataclass
@@ -417,18 +418,37 @@ def benchmark_names() -> list[str]:
     "Every registered name, the kit's and the entry points'."
     return sorted(set(BENCHMARKS) | set(_entry_points()))
 
+class PluginUnavailable(ConfigError):
+    "An installed benchmark plugin that cannot be loaded (its module raises at import, or names no such class)."
+
+def available_benchmarks() -> list[str]:
+    "The registered names that load: a broken plugin is left out (`benchmark_class` says why when it is asked for by name)."
+    out = []
+    for n in benchmark_names():
+        try: benchmark_class(n)
+        except PluginUnavailable: continue
+        out.append(n)
+    return out
+
 def benchmark_class(name: str) -> type:
     "The class registered as `name` (a kit name, or a benchmark's name in other tools such as `l0bench`)."
-    target = BENCHMARKS.get(name) or _entry_points().get(name)
+    plugin = None if name in BENCHMARKS else _entry_points().get(name)
+    target = BENCHMARKS.get(name) or plugin
     if target is None:
-        for n in benchmark_names():  # a tool name (`l0bench`) names the benchmark whose `tool_name` it is
+        for n in available_benchmarks():  # a tool name (`l0bench`) names the benchmark whose `tool_name` it is
             if n != name and (cls := benchmark_class(n)).tool_name == name: return cls
         raise ConfigError(f"unknown benchmark {name!r}; registered: {', '.join(benchmark_names())}")
     if isinstance(target, str):
         mod, _, attr = target.partition(':')
-        target = getattr(importlib.import_module(mod), attr)
+        if plugin is None: target = getattr(importlib.import_module(mod), attr)  # the kit's own: a failure is the kit's bug, and loud
+        else:
+            try: target = getattr(importlib.import_module(mod), attr)
+            except BaseException as e:  # a plugin's code: whatever it raises (SystemExit included) makes it unavailable, not the kit
+                if isinstance(e, KeyboardInterrupt): raise
+                raise PluginUnavailable(f"benchmark {name!r} is unavailable: its plugin ({plugin}) fails to load "
+                                        f"({type(e).__name__}: {str(e)[:200]}); fix or uninstall the package that provides it") from None
     if not (isinstance(target, type) and any(c.__name__ == 'Benchmark' for c in target.__mro__)):  # by name: a notebook redefines the class
-        raise ConfigError(f"benchmark {name!r} names {target!r}, which is not a Benchmark class")
+        raise (PluginUnavailable if plugin else ConfigError)(f"benchmark {name!r} names {target!r}, which is not a Benchmark class")
     return target
 
 def get_benchmark(name, config=None, **options) -> Benchmark:
@@ -450,7 +470,27 @@ def benchmark_of(data_dir=None, benchmark: str | None = None, default: str | Non
     if not out: raise ConfigError(f"say which benchmark: {data_dir or 'the data'} has no {CARD} naming one; pass --benchmark")
     return out
 
-# %% ../../nbs/04_benchmark.ipynb #3fb25af6
+# %% ../../nbs/04_benchmark.ipynb #034e83bd
+KIT_DATA_FILES = re.compile(r'card\.json|sx_dataset\.json|[A-Za-z0-9_][A-Za-z0-9_.-]*\.jsonl(?:\.gz)?')  # what a generator writes
+
+def check_data_out(out, benchmark: str, force: bool = False):
+    "`ConfigError` unless `generate` may write a `benchmark` data set into `out`: a new or empty folder, a data folder of the kit's "
+    "for the same benchmark (its card names it, and it holds only card and split files), or any folder with `force`."
+    from pathlib import Path
+    import os
+    out = Path(out)
+    if os.path.islink(out) or (os.path.lexists(out) and not out.is_dir()): raise ConfigError(f"--out {out} is a link or a file, not a folder; name a new folder")
+    if not os.path.lexists(out) or force: return
+    with os.scandir(out) as it: entries = [(e.name, e.is_file(follow_symlinks=False)) for e in it]
+    if not entries: return
+    named = read_card(out).get('benchmark')
+    if named == benchmark and all(f and KIT_DATA_FILES.fullmatch(n) for n, f in entries): return  # the kit's own set of this benchmark: made again
+    why = (f"a data set of {named}" if isinstance(named, str) and named and named != benchmark else
+           f"files that are not a data set of {benchmark} the kit made (e.g. {sorted(n for n, f in entries if not (f and KIT_DATA_FILES.fullmatch(n)))[:1] or [entries[0][0]]})")
+    raise ConfigError(f"--out {out} holds {why}; name a new or empty folder, or pass --force to write the set into it "
+                      "(its files of the same names are replaced, nothing else is removed)")
+
+# %% ../../nbs/04_benchmark.ipynb #691602da
 def benchmark_package(bench) -> dict:
     "The distribution that holds `bench`'s class and its installed version ({'name', 'version'}; version None for code of a notebook or script)."
     import importlib.metadata as md, sys

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import argparse, importlib, sys
 import l0kit
-from .benchmark import DEFAULT_BENCHMARK, benchmark_names, check_options, get_benchmark, parse_set
+from .benchmark import DEFAULT_BENCHMARK, PluginUnavailable, benchmark_class, benchmark_names, check_data_out, check_options, get_benchmark, parse_set
 from .config import ConfigError, DataError, terminal_safe
 from .models import ModelError
 
@@ -30,11 +30,24 @@ def cmd_generate(args) -> int:
     if unknown := sorted(set(given) - set(bench.generate_options)):
         raise ConfigError(f"{args.benchmark}'s generator takes no option {', '.join(unknown)}; it takes: {', '.join(bench.generate_options) or 'none'}")
     opts = check_options(bench.generate_options, given, f"{args.benchmark}'s generator")
+    check_data_out(args.out, bench.name, getattr(args, 'force', False))  # a new or empty folder, the kit's own set of this benchmark, or --force
     progress = None if args.quiet else _progress(0, f"generate {args.benchmark}")
     try: print(bench.generate(args.out, config=args.config, limit=args.limit, seed=args.seed, workers=args.workers, progress=progress, **opts))
     finally:
         if progress: progress.close()
     return 0
+
+# %% ../../nbs/09_cli.ipynb #d8320edc
+def _unavailable(name: str, sub) -> bool:
+    "True when the benchmark `name` is a plugin that fails to load: `l0kit NAME` is then listed as unavailable, and says why in one line when run."
+    try: benchmark_class(name); return False
+    except PluginUnavailable as e: why = str(e)
+    def refuse(args): raise PluginUnavailable(why)
+    try: p = sub.add_parser(name, help=f"(unavailable: {why})")
+    except argparse.ArgumentError: return True  # a plugin named like a command of the kit's: only the kit's command is there
+    p.add_argument('rest', nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    p.set_defaults(func=refuse, verb='')
+    return True
 
 # %% ../../nbs/09_cli.ipynb #8d8d94e6
 COMMANDS = ['l0kit.harness.eval_cli', 'l0kit.harness.report_cli', 'l0kit.harness.compare', 'l0kit.harness.describe', 'l0kit.bridges.export_cli', 'l0kit.harness.viewer', 'l0kit.train']
@@ -43,6 +56,7 @@ def _benchmark_commands(sub):
     "`l0kit NAME VERB ...` for every benchmark with commands of its own (`register_cli`)."
     for name in benchmark_names():
         probe = argparse.ArgumentParser(add_help=False).add_subparsers()
+        if _unavailable(name, sub): continue  # a plugin that fails to load: listed as unavailable, the rest carry on
         get_benchmark(name).register_cli(probe)
         if not probe.choices: continue
         b = sub.add_parser(name, help=f"{name}'s own commands: {', '.join(probe.choices)}")
@@ -64,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument('--preset', help="shortcut for --set preset=NAME (l0: base | small | ladder | ...)")
     g.add_argument('--show', action='store_true', help='shortcut for --set show=true: print one rendered example')
     g.add_argument('--quiet', action='store_true', help='no progress bar')
+    g.add_argument('--force', action='store_true', help='write into an --out folder that holds other files (those of the same names are replaced, nothing else is removed)')
     g.set_defaults(func=cmd_generate)
     for mod in COMMANDS: importlib.import_module(mod).register_cli(sub)
     _benchmark_commands(sub)

@@ -133,7 +133,8 @@ def eval_command(args) -> int:
 def models_command(args) -> int:
     "Print the model spec kinds."
     for kind, (_, help) in MODEL_KINDS.items(): print(f"{kind:10} {help}")
-    for name in benchmark_names():  # each benchmark's simulated model, from its declaration
+    from l0kit.harness.benchmark import available_benchmarks  # a plugin that fails to load is left out
+    for name in available_benchmarks():  # each benchmark's simulated model, from its declaration
         sim = get_benchmark(name).Simulated
         if sim is not None: print(f"{'simulated':10} with --benchmark {name}: {sim.__doc__} `simulated:{','.join(f'{k}={v}' for k, v in sim.defaults.items())}`")
     return 0

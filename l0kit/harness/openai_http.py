@@ -4,7 +4,7 @@
 
 # %% ../../nbs/02b_openai_http.ipynb #de84dea9
 from __future__ import annotations
-import asyncio, concurrent.futures, contextlib, json, os, queue, random, threading, time, warnings, weakref
+import asyncio, concurrent.futures, contextlib, json, os, queue, random, re, threading, time, warnings, weakref
 from collections import deque
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
@@ -15,9 +15,9 @@ from .prompt import Prompt, render_raw
 from .config import ConfigError, check_value, shown, terminal_safe
 
 # %% auto #0
-__all__ = ['RETRY_STATUS', 'RETRY_AFTER_CAP', 'MAX_ENTRIES', 'TOKEN_FIELDS', 'REASONING_FIELDS', 'RequestFailed',
-           'post_with_retries', 'EventLoopThread', 'ServerFailover', 'Server', 'served_entry', 'engine_version',
-           'request_body', 'OpenAIModel', 'completion_of', 'SettingRefused', 'load_openai']
+__all__ = ['RETRY_STATUS', 'RETRY_AFTER_CAP', 'REDACTED', 'MAX_ENTRIES', 'TOKEN_FIELDS', 'REASONING_FIELDS', 'RequestFailed',
+           'redact', 'post_with_retries', 'EventLoopThread', 'ServerFailover', 'Server', 'served_entry',
+           'engine_version', 'request_body', 'OpenAIModel', 'completion_of', 'SettingRefused', 'load_openai']
 
 # %% ../../nbs/02b_openai_http.ipynb #1b95dcbc
 RETRY_STATUS = {408, 429, 500, 502, 503, 504}
@@ -43,14 +43,30 @@ def _base_url(url: str) -> str:
 RETRY_AFTER_CAP = 60.0  # seconds: a server's Retry-After beyond this is not waited for in one go
 _JSON = {'Content-Type': 'application/json'}
 
-def _parse_reply(body: bytes) -> dict:
-    "The reply as a JSON object with choices, or a retryable `RequestFailed` saying what is wrong with it."
+_TOKENS = re.compile(r'(?i)\b(bearer\s+)[^\s"\'\\,;]+|\bsk-[A-Za-z0-9_\-]{6,}')
+REDACTED = '[redacted]'
+
+def redact(text, key: str | None = None, limit: int | None = None) -> str:
+    "Text from a server with the API key `key` (as it is, and as JSON writes it), `Bearer ...` tokens and `sk-...` keys written `[redacted]`, cut at `limit` characters after."
+    text = str(text)
+    for k in {key, json.dumps(key)[1:-1]} if key else ():
+        if k: text = text.replace(k, REDACTED)
+    text = _TOKENS.sub(lambda m: (m.group(1) or '') + REDACTED, text)
+    return text if limit is None else text[:limit]
+
+def _key_of(session) -> str | None:
+    "The API key a session sends (its `Authorization: Bearer KEY` header), to keep it out of what the server says back."
+    auth = getattr(session, 'headers', {}).get('Authorization', '')
+    return auth[7:] if auth.startswith('Bearer ') and len(auth) > 7 else None
+
+def _parse_reply(body: bytes, key: str | None = None) -> dict:
+    "The reply as a JSON object with choices, or a retryable `RequestFailed` saying what is wrong with it (the key and tokens redacted)."
     try: j = json.loads(body)
     except ValueError as e: raise RequestFailed(f"the server's reply is cut or not JSON ({e})", True) from None
-    if not isinstance(j, dict): raise RequestFailed(f"the server's reply is not a JSON object: {str(j)[:200]}", True)
+    if not isinstance(j, dict): raise RequestFailed(f"the server's reply is not a JSON object: {redact(str(j)[:100_000], key, 200)}", True)
     ch = j.get('choices')
     if not (isinstance(ch, list) and ch and all(isinstance(x, dict) for x in ch)):
-        raise RequestFailed(f"the server answered without usable choices: {str(j)[:200]}", True)
+        raise RequestFailed(f"the server answered without usable choices: {redact(str(j)[:100_000], key, 200)}", True)
     return j
 
 def _retry_after(value: str | None, cap: float) -> float | None:
@@ -60,19 +76,19 @@ def _retry_after(value: str | None, cap: float) -> float | None:
 async def post_with_retries(session: aiohttp.ClientSession, url: str, payload: dict, timeout: float, max_retries: int, backoff: float,
                             retry_after_cap: float = RETRY_AFTER_CAP) -> tuple[dict, int]:
     "POST `payload` as JSON, retrying transient failures, each attempt within `timeout` seconds in all; (the reply, retries used)."
-    data = json.dumps(payload).encode()
+    data, key = json.dumps(payload).encode(), _key_of(session)
     for attempt in range(max_retries + 1):
         try:
             async with asyncio.timeout(timeout):  # connecting, waiting and reading the whole body: one deadline
                 async with session.post(url, data=data, headers=_JSON) as r:
                     body = await r.read()
-                    if r.status == 200: return _parse_reply(body), attempt
-                    raise RequestFailed(f"HTTP {r.status}: {body.decode('utf-8', 'replace')[:300]}", r.status in RETRY_STATUS,
+                    if r.status == 200: return _parse_reply(body, key), attempt
+                    raise RequestFailed(f"HTTP {r.status}: {redact(body[:100_000].decode('utf-8', 'replace'), key, 300)}", r.status in RETRY_STATUS,
                                         _retry_after(r.headers.get('Retry-After'), retry_after_cap))
         except TimeoutError: err = RequestFailed(f"no complete answer within {timeout} s (raise timeout=)", True)
         except aiohttp.ClientPayloadError as e: err = RequestFailed(f"the server's reply is cut ({e})", True)
-        except aiohttp.ClientConnectionError as e: err = RequestFailed(f"connection failed: {e or type(e).__name__}", True)
-        except aiohttp.ClientError as e: err = RequestFailed(f"the request failed: {e or type(e).__name__}", True)
+        except aiohttp.ClientConnectionError as e: err = RequestFailed(f"connection failed: {redact(e or type(e).__name__, key, 300)}", True)
+        except aiohttp.ClientError as e: err = RequestFailed(f"the request failed: {redact(e or type(e).__name__, key, 300)}", True)
         except RequestFailed as e: err = e
         if not err.retry or attempt == max_retries: raise err
         await asyncio.sleep(err.wait if err.wait is not None else backoff * 2 ** attempt * (1 + random.random() / 4))
@@ -207,6 +223,8 @@ class OpenAIModel(Model):
         self._finalizer = weakref.finalize(self, _shut_down, self.servers, self._holder)  # also when never closed
         self.name = self._check_servers(model, api_key_env)
         for s in self.servers: s.tokenize = self._find_tokenizer(s); s.described |= engine_version(s.session, s.url, min(self.timeout, 10))
+        for s in self.servers: s.described = json.loads(redact(json.dumps(s.described), key))  # what a server says of itself, never the key
+        if key: self.name = self.name.replace(key, REDACTED)
         self._tokenize = next((s.tokenize for s in self.servers if s.tokenize), None)
 
     def _models(self, s: Server, api_key_env) -> list[str]:
@@ -285,13 +303,15 @@ REASONING_FIELDS = ('reasoning_content', 'reasoning')  # vLLM / SGLang; OpenRout
 def completion_of(c: dict,  # one choice of the reply
                   endpoint: str, usage: dict,  # 'chat' or 'completions'; the reply's usage
                   n_choices: int = 1, latency_s: float = 0.0,  # the choices that share the usage; the request's seconds
+                  key: str | None = None,  # the API key sent: written `[redacted]` wherever the server repeats it
                  ) -> Completion:
     "One choice as a `Completion`: the answer (`content`), the thinking (`reasoning_content` or `reasoning`), the tokens of each; `RequestFailed` when they are not text."
     m = c.get('message') if isinstance(c.get('message'), dict) else {}
     text = m.get('content') if endpoint == 'chat' else c.get('text')
     thought = next((m[k] for k in REASONING_FIELDS if m.get(k) is not None), None)
     for what, v in (('completion', text), ('reasoning', thought)):
-        if not isinstance(v, (str, type(None))): raise RequestFailed(f"the server's {what} is not text: {str(c)[:200]}", True)
+        if not isinstance(v, (str, type(None))): raise RequestFailed(f"the server's {what} is not text: {redact(str(c)[:100_000], key, 200)}", True)
+    if key: text, thought = (v.replace(key, REDACTED) if isinstance(v, str) else v for v in (text, thought))
     share = lambda v: v // n_choices if type(v) is int and v >= 0 else None
     details = usage.get('completion_tokens_details')
     return Completion(text or '', usage.get('prompt_tokens') if type(usage.get('prompt_tokens')) is int else None,
@@ -356,7 +376,7 @@ async def _one(self: OpenAIModel, s: Server, p, params, seed) -> tuple[list[Comp
         choices, usage = j['choices'], j.get('usage') if isinstance(j.get('usage'), dict) else {}
         lat, fp = time.perf_counter() - t0, j.get('system_fingerprint')
         for c in choices:
-            try: got = completion_of(c, self.endpoint, usage, len(choices), lat)
+            try: got = completion_of(c, self.endpoint, usage, len(choices), lat, _key_of(self._http(s)))
             except RequestFailed as e: return out, e
             if retries: got.meta['retries'] = retries
             if isinstance(fp, str) and fp: got.meta['system_fingerprint'] = fp[:100]

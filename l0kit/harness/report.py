@@ -146,7 +146,7 @@ class Report:
     options: dict = field(default_factory=dict)  # the report options, checked against the benchmark's declared ones
     budget: dict = field(default_factory=dict)  # `budget_counts`: responses cut, thinking and answer tokens, the server
 
-# %% ../../nbs/07a_report.ipynb #9fca5f8c
+# %% ../../nbs/07a_report.ipynb #416825a5
 def package_notes(group: RunGroup, bench) -> list[str]:
     "Notes when the group's folders were made by several versions of the benchmark's package, or by another than the one installed now."
     made = {(p.get('name'), p.get('version')) for r in group.runs if isinstance(p := r.meta.get('benchmark_package'), dict)}

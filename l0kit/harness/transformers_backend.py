@@ -168,6 +168,9 @@ def _load(path: str, gguf_file: str | None, name: str, device: str, dtype: str, 
         model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=resolve_dtype(dtype, device), **kw)
     except (OSError, ValueError) as e:
         raise ModelUnavailable(f"could not load {name}: {e}") from None
+    except Exception as e:  # a GGUF file is parsed by transformers' own reader: whatever a malformed one makes it raise is the file's fault
+        if not gguf_file: raise
+        raise ModelUnavailable(f"could not load {name}: it is not a GGUF file transformers can read ({type(e).__name__}: {str(e)[:200]})") from None
     m = TransformersModel(model.to(device), tok, name, kind, batch_size, context)
     m.weights = weights_fingerprint(path, gguf_file)
     return m
