@@ -307,7 +307,7 @@ def test_a_broken_plugin_is_unavailable_and_the_kit_carries_on(tmp_path, broken_
     assert r.returncode == 0, r.stderr
     assert len((tmp_path / 'run' / 'responses.jsonl').read_text().splitlines()) == 2   # 2 programs x 1 voter, counted by hand
     assert l0kit('generate', '--out', tmp_path / 'd', '--limit', '1', '--quiet', env=broken_plugin).returncode == 0
-    one_line(l0kit('broken', 'anything', env=broken_plugin), "benchmark 'broken' is unavailable", 'RuntimeError: this plugin is broken on purpose')
+    one_line(l0kit('broken', 'anything', env=broken_plugin), "l0kit broken: error: benchmark 'broken' is unavailable", 'RuntimeError: this plugin is broken on purpose')
     one_line(l0kit('generate', '--benchmark', 'broken', '--out', tmp_path / 'd2', env=broken_plugin), "benchmark 'broken' is unavailable")
     one_line(l0kit('eval', '--benchmark', 'broken', '--data', l0_data, '--split', 'short', '--model', 'simulated', '--out', tmp_path / 'r2',
                    env=broken_plugin), "benchmark 'broken' is unavailable")

@@ -90,7 +90,7 @@ USER_ERRORS = (ConfigError, DataError, ModelError, FileNotFoundError, Permission
 def main(argv=None) -> int:
     "Run the `l0kit` command: every user error is caught here, once, and printed as one line naming the command."
     args = build_parser().parse_args(argv)
-    name = args.command if args.command not in benchmark_names() else f"{args.command} {args.verb}"
+    name = ' '.join(w for w in (args.command, getattr(args, 'verb', None) if args.command in benchmark_names() else None) if w)
     try: return args.func(args) or 0
     except KeyboardInterrupt as e:
         print(f"l0kit {name}: interrupted: {terminal_safe(e) or 'completed work is kept on disk'}", file=sys.stderr); return getattr(e, 'status', 130)
