@@ -568,6 +568,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                    'l0kit/harness/benchmark.py'),
                                          'l0kit.harness.benchmark.register_benchmark': ( 'benchmark.html#register_benchmark',
                                                                                          'l0kit/harness/benchmark.py'),
+                                         'l0kit.harness.benchmark.stamp_card': ('benchmark.html#stamp_card', 'l0kit/harness/benchmark.py'),
                                          'l0kit.harness.benchmark.stream_seed': ( 'benchmark.html#stream_seed',
                                                                                   'l0kit/harness/benchmark.py'),
                                          'l0kit.harness.benchmark.unclosed_think': ( 'benchmark.html#unclosed_think',

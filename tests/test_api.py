@@ -94,10 +94,12 @@ def test_no_import_cycle_in_the_package():
 
 
 def test_run_json_records_the_benchmark_package_and_the_report_says_when_it_changed(tmp_path, capsys):
-    "The plugin's distribution and version (its pyproject says l0kit-sums 0.1.0) go into run.json; a run made by another version is noted."
+    "The plugin's distribution and version (its pyproject says l0kit-sums 0.1.0) go into the data card and run.json; a run made by another version is noted."
     from l0kit.harness.cli import main
     assert main(['generate', '--benchmark', 'sums', '--out', str(tmp_path / 'data'), '--limit', '2', '--quiet']) == 0
-    split = json.loads((tmp_path / 'data' / 'card.json').read_text())['splits'][0]
+    card = json.loads((tmp_path / 'data' / 'card.json').read_text())
+    assert card['benchmark_package'] == {'name': 'l0kit-sums', 'version': '0.1.0'}   # the data card too
+    split = card['splits'][0]
     assert main(['eval', '--data', str(tmp_path / 'data'), '--split', split, '--model', 'simulated', '--voters', '2',
                  '--out', str(tmp_path / 'run'), '--no-progress']) == 0
     meta = json.loads((tmp_path / 'run' / 'run.json').read_text())

@@ -20,7 +20,7 @@ __all__ = ['THINK_END', 'THINK_START', 'UNCLOSED_THINK', 'CARD', 'BENCHMARKS', '
            'Option', 'check_options', 'parse_set', 'ItemLayout', 'Benchmark', 'read_card', 'stream_seed',
            'check_item_ids', 'Turn', 'continue_chat', 'one_turn', 'read_options', 'register_benchmark',
            'benchmark_names', 'PluginUnavailable', 'available_benchmarks', 'benchmark_class', 'get_benchmark',
-           'benchmark_of', 'check_data_out', 'benchmark_package', 'model_for']
+           'benchmark_of', 'check_data_out', 'benchmark_package', 'stamp_card', 'model_for']
 
 # %% ../../nbs/04_benchmark.ipynb #c3483895
 @dataclass
@@ -498,6 +498,18 @@ def benchmark_package(bench) -> dict:
     names = md.packages_distributions().get(top) or []
     if not names: return {'name': top, 'version': getattr(sys.modules.get(top), '__version__', None)}
     return {'name': names[0], 'version': md.version(names[0])}
+
+# %% ../../nbs/04_benchmark.ipynb #a037d6fb
+def stamp_card(data_dir, bench) -> dict:
+    "Add `benchmark_package` to the card a benchmark's `generate` wrote in `data_dir` (as `l0kit generate` does); the card as written."
+    import json
+    from pathlib import Path
+    from l0kit.harness.config import read_json_file, write_text_safely
+    card = read_json_file(Path(data_dir) / CARD)
+    if not isinstance(card, dict): raise DataError(f"{data_dir}/{CARD} is not a JSON object; {bench.name}'s generator wrote no card the kit reads")
+    card['benchmark_package'] = benchmark_package(bench)
+    write_text_safely(Path(data_dir) / CARD, json.dumps(card, indent=1) + '\n')
+    return card
 
 # %% ../../nbs/04_benchmark.ipynb #4287ca3d
 def model_for(spec: str, bench: Benchmark):

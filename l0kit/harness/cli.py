@@ -6,7 +6,7 @@
 from __future__ import annotations
 import argparse, importlib, sys
 import l0kit
-from .benchmark import DEFAULT_BENCHMARK, PluginUnavailable, benchmark_class, benchmark_names, check_data_out, check_options, get_benchmark, parse_set
+from .benchmark import DEFAULT_BENCHMARK, PluginUnavailable, benchmark_class, benchmark_names, check_data_out, check_options, get_benchmark, parse_set, stamp_card
 from .config import ConfigError, DataError, terminal_safe
 from .models import ModelError
 
@@ -32,9 +32,11 @@ def cmd_generate(args) -> int:
     opts = check_options(bench.generate_options, given, f"{args.benchmark}'s generator")
     check_data_out(args.out, bench.name, getattr(args, 'force', False))  # a new or empty folder, the kit's own set of this benchmark, or --force
     progress = None if args.quiet else _progress(0, f"generate {args.benchmark}")
-    try: print(bench.generate(args.out, config=args.config, limit=args.limit, seed=args.seed, workers=args.workers, progress=progress, **opts))
+    try: summary = bench.generate(args.out, config=args.config, limit=args.limit, seed=args.seed, workers=args.workers, progress=progress, **opts)
     finally:
         if progress: progress.close()
+    stamp_card(args.out, bench)  # the benchmark's package and version, beside the kit version the card already holds
+    print(summary)
     return 0
 
 # %% ../../nbs/09_cli.ipynb #d8320edc
