@@ -1106,6 +1106,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                       'l0kit.harness.viewer.after_run': ('viewer.html#after_run', 'l0kit/harness/viewer.py'),
                                       'l0kit.harness.viewer.align': ('viewer.html#align', 'l0kit/harness/viewer.py'),
                                       'l0kit.harness.viewer.cmd_view': ('viewer.html#cmd_view', 'l0kit/harness/viewer.py'),
+                                      'l0kit.harness.viewer.comparison_html': ('viewer.html#comparison_html', 'l0kit/harness/viewer.py'),
                                       'l0kit.harness.viewer.diff_html': ('viewer.html#diff_html', 'l0kit/harness/viewer.py'),
                                       'l0kit.harness.viewer.distinct_responses': ( 'viewer.html#distinct_responses',
                                                                                    'l0kit/harness/viewer.py'),

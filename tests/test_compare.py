@@ -1,5 +1,5 @@
 "`l0kit compare`: two runs paired item by item, checked against counts made by hand (issue 36)."
-import json, subprocess, sys
+import json, re, subprocess, sys
 import pytest
 from l0kit.l0.benchmark import L0Benchmark
 from l0kit.harness.models import SimulatedModel
@@ -30,7 +30,8 @@ def runs(tmp_path_factory):
     a = [f"{i}:0" for i in ids[:5]] + [f"{i}:1" for i in ids[:2]]
     b = [f"{i}:0" for i in (ids[0], ids[5], ids[6])] + [f"{i}:1" for i in ids]
     for name, plan in (('a', a), ('b', b)):
-        run_eval(bench, Planned(plan='+'.join(plan)), items, d / name, RunConfig(voters=2), data=str(d / 'data'), split='short', progress=False)
+        model = Planned(plan='+'.join(plan)); model.spec = f'planned-{name}'   # two models: one run each on a page of both
+        run_eval(bench, model, items, d / name, RunConfig(voters=2), data=str(d / 'data'), split='short', progress=False)
     return d, ids
 
 def test_paired_numbers(runs):
@@ -68,3 +69,17 @@ def test_interval_is_paired(runs):
     lo, hi = np.quantile(diffs[draws].mean(axis=1), [0.025, 0.975])
     t = c.table.loc['trace_accuracy']
     assert (t['low'], t['high']) == (pytest.approx(lo), pytest.approx(hi))
+
+
+def test_the_page_of_two_runs_opens_with_their_comparison(runs, tmp_path):
+    "`l0kit view A B`: the page's comparison holds the hand-counted McNemar table and the six disagreeing items; one run has none."
+    from l0kit.harness.viewer import write_page
+    d, ids = runs
+    path, _ = write_page([d / 'a', d / 'b'], tmp_path / 'two.html')
+    html = path.read_text()
+    assert 'items both answered</h2>' in html and 'McNemar (first voter of each item): A only 4, B only 2, both 1, neither 0' in html
+    assert f'Items where the first voters disagree (6): {", ".join(ids[1:7])}' in html   # ids in data order
+    flat = re.sub(r'\s+', ' ', html)   # trace accuracy: A 3.5 / 7, B 5 / 7, B - A 1.5 / 7 (the page shows two decimals)
+    assert '<th>trace_accuracy</th> <td>0.50</td> <td>0.71</td> <td>0.21</td>' in flat
+    path, _ = write_page([d / 'a'], tmp_path / 'one.html')
+    assert 'items both answered' not in path.read_text()

@@ -499,7 +499,7 @@ def benchmark_package(bench) -> dict:
     if not names: return {'name': top, 'version': getattr(sys.modules.get(top), '__version__', None)}
     return {'name': names[0], 'version': md.version(names[0])}
 
-# %% ../../nbs/04_benchmark.ipynb #a037d6fb
+# %% ../../nbs/04_benchmark.ipynb #3800ce3e
 def stamp_card(data_dir, bench) -> dict:
     "Add `benchmark_package` to the card a benchmark's `generate` wrote in `data_dir` (as `l0kit generate` does); the card as written."
     import json

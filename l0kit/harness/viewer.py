@@ -19,7 +19,7 @@ __all__ = ['STYLE', 'RAW_LIMIT', 'PAGE_STYLE', 'PAGE_SCRIPT_DATA', 'PAGE_SCRIPT_
            'CONTROLS', 'Answer', 'ItemView', 'diff_html', 'distinct_responses', 'raw_if_more',
            'item_view_from_readings', 'item_view', 'with_thinking', 'align', 'RunView', 'turn_text', 'group_turns',
            'run_views', 'encode_rows', 'voter_ranges', 'page_item', 'figure_uris', 'run_data', 'page_html',
-           'write_page', 'telling_item', 'after_run', 'cmd_view', 'register_cli']
+           'comparison_html', 'write_page', 'telling_item', 'after_run', 'cmd_view', 'register_cli']
 
 # %% ../../nbs/08a_viewer.ipynb #40dd9732
 @dataclass
@@ -621,8 +621,8 @@ CONTROLS = """<div class="controls"><select id="f-run" title="run"></select><sel
 <input id="f-q" type="search" placeholder="search by id" size="16"><select id="f-sort" title="order"></select><select id="f-per" title="items a page"></select>
 <span id="count"></span><span class="pager"><button id="prev">‹</button> <span id="pageinfo"></span> <button id="next">›</button></span></div>"""
 
-def page_html(runs: list[dict], title: str = 'l0kit run') -> str:
-    "The self-contained HTML page of the runs' data (`run_data`)."
+def page_html(runs: list[dict], title: str = 'l0kit run', compare: str = '') -> str:
+    "The self-contained HTML page of the runs' data (`run_data`), with a comparison section (`comparison_html`) when given."
     data = json.dumps({'runs': [{k: v for k, v in r.items() if k in ('benchmark', 'model', 'items')} for r in runs]},
                       ensure_ascii=False, separators=(',', ':')).replace('<', '\\u003c')
     script = PAGE_SCRIPT_DATA + PAGE_SCRIPT_FILTERS + PAGE_SCRIPT_DRAW + PAGE_SCRIPT_MAIN
@@ -630,8 +630,28 @@ def page_html(runs: list[dict], title: str = 'l0kit run') -> str:
             f'<title>{_esc(title)}</title><style>{STYLE}{PAGE_STYLE}</style></head>\n<body><div class="l0v page">'
             f'<h1>{_esc(title)}</h1><div class="meta">made by l0kit {l0kit.__version__} · one row per step: the target beside the response, '
             f'the first error in red with its type · ★ the majority answer</div>\n'
-            + '\n'.join(_run_header(r) for r in runs) + f'\n<h2>Items</h2>{CONTROLS}<div id="items"></div></div>\n'
+            + compare + '\n'.join(_run_header(r) for r in runs) + f'\n<h2>Items</h2>{CONTROLS}<div id="items"></div></div>\n'
             f'<script type="application/json" id="l0kit-data">{data}</script>\n<script>\n"use strict";\n{script}</script></body></html>\n')
+
+# %% ../../nbs/08a_viewer.ipynb #a6081c9c
+def comparison_html(rvs: list) -> str:
+    "The paired comparison of two runs of one benchmark as a page section ('' for any other set of runs, or runs on different data)."
+    from l0kit.harness.compare import compare_reports
+    from l0kit.harness.runs import RunError
+    if len(rvs) != 2 or rvs[0].report.benchmark != rvs[1].report.benchmark: return ''
+    if any(rvs[0].bench.item_hash(rvs[0].items[i]) != rvs[1].bench.item_hash(rvs[1].items[i]) for i in set(rvs[0].items) & set(rvs[1].items)):
+        return '<div class="note">note: the two runs were made on different data: no paired comparison</div>'
+    try: c = compare_reports(rvs[0].report, rvs[1].report)
+    except RunError as e: return f'<div class="note">note: no paired comparison ({_esc(str(e))})</div>'
+    m, ids = c.mcnemar, list(c.disagree['id'])
+    return '\n'.join([f'<h2 id="compare">A {_esc(c.a)} vs B {_esc(c.b)}: {c.items:,} items both answered</h2>',
+                      *[f'<div class="note">note: {_esc(n)}</div>' for n in c.notes],
+                      f'<h3>Paired differences (B - A, {round(100 * c.confidence)} % paired bootstrap interval over items)</h3>',
+                      _table_html(c.table.round(4)),
+                      f'<div class="meta">McNemar (first voter of each item): A only {m["a_only"]}, B only {m["b_only"]}, both {m["both"]}, '
+                      f'neither {m["neither"]}; exact p = {m["p_value"]:.4g}</div>',
+                      f'<div class="meta">Items where the first voters disagree ({len(ids)}): {_esc(", ".join(map(str, ids[:200])))}'
+                      + (f' ... and {len(ids) - 200} more' if len(ids) > 200 else '') + '</div>'])
 
 # %% ../../nbs/08a_viewer.ipynb #3a699638
 def write_page(run_dirs: list, out=None, data=None, **options) -> tuple[Path, list[RunView]]:
@@ -642,7 +662,7 @@ def write_page(run_dirs: list, out=None, data=None, **options) -> tuple[Path, li
     title = 'l0kit run: ' + '; '.join(f"{r['benchmark']} · {r['model']}" for r in runs)
     out = Path(out) if out else Path(run_dirs[0]) / 'view.html'
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_safely(out, page_html(runs, title))  # a link named view.html is replaced, never followed
+    write_text_safely(out, page_html(runs, title, comparison_html(rvs)))  # a link named view.html is replaced, never followed
     return out, rvs
 
 # %% ../../nbs/08a_viewer.ipynb #0aab2f0f
