@@ -160,9 +160,9 @@ def test_cli_generate_and_trace(tmp_path):
     assert out.returncode == 0, out.stderr
     assert 'short' in out.stdout and 'target:' in out.stdout
     prog = tmp_path / 'p.py'; prog.write_text("def function(x):\n    y = x + 1\n    return\n")
-    out = subprocess.run(exe + ['trace', str(prog), 'x=4'], capture_output=True, text=True)
+    out = subprocess.run(exe + ['l0', 'trace', str(prog), 'x=4'], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.splitlines()[-2:] == ['L2,y:5', 'L3,']
-    out = subprocess.run(exe + ['trace', str(prog), 'x=='], capture_output=True, text=True)
+    out = subprocess.run(exe + ['l0', 'trace', str(prog), 'x=='], capture_output=True, text=True)
     assert out.returncode == 2 and 'name=value' in out.stderr
 
 

@@ -321,8 +321,8 @@ def load_smollm2(arg: str = '', *,
     if wrong := sorted(set(given) - set(allowed)):
         raise ModelSpecError(f"smollm2 on {backend} takes no option {', '.join(wrong)}; accepted: backend, {', '.join(allowed)}")
     if backend == 'transformers':
-        from l0kit.harness import hf
-        return hf.load_smollm2(**given)
+        from l0kit.harness.transformers_backend import load_smollm2 as on_transformers
+        return on_transformers(**given)
     return load_llamacpp(str(_smollm2_file()), name='SmolLM2-135M-Instruct', **given)
 
 def _smollm2_file() -> Path:

@@ -633,7 +633,7 @@ def page_html(runs: list[dict], title: str = 'l0kit run', compare: str = '') -> 
             + compare + '\n'.join(_run_header(r) for r in runs) + f'\n<h2>Items</h2>{CONTROLS}<div id="items"></div></div>\n'
             f'<script type="application/json" id="l0kit-data">{data}</script>\n<script>\n"use strict";\n{script}</script></body></html>\n')
 
-# %% ../../nbs/08a_viewer.ipynb #a6081c9c
+# %% ../../nbs/08a_viewer.ipynb #8a4aa0b2
 def comparison_html(rvs: list) -> str:
     "The paired comparison of two runs of one benchmark as a page section ('' for any other set of runs, or runs on different data)."
     from l0kit.harness.compare import compare_reports
