@@ -22,20 +22,18 @@ command -v mutmut >/dev/null || { echo "mutmut is missing: pip install -e '.[dev
 # group -> mutant name globs (module.x_function for a function, module.xǁClassǁmethod for a method)
 declare -A FUNCS=(
   [scoring]="l0kit.harness.scoring.x_*"
-  [l0]="l0kit.l0.metrics.x_* l0kit.l0.benchmark.x_trace_rows__*"
-  [procbench]="l0kit.procbench.metrics.x_* l0kit.procbench.parser.x_* l0kit.procbench.benchmark.xǁProcBenchBenchmarkǁread__*"
-  [sx]="l0kit.sx.benchmark.x__read_int__* l0kit.sx.benchmark.x_parse_judgements__* l0kit.sx.benchmark.x_parse_step_answers__*
-        l0kit.sx.benchmark.x_score_response__* l0kit.sx.benchmark.x_summarize_scores__* l0kit.sx.benchmark.x_composition_accuracy__*
-        l0kit.sx.benchmark.x_accuracy_by_steps__* l0kit.sx.benchmark.xǁSXBenchmarkǁread__*"
+  [l0]="l0kit.l0.metrics.x_clean_response__* l0kit.l0.metrics.x__leading_matches__* l0kit.l0.metrics.x__compare__*
+        l0kit.l0.metrics.x__has_extra_steps__* l0kit.l0.metrics.x_score_trace__* l0kit.l0.metrics.x_majority_vote__*
+        l0kit.l0.metrics.x_majvote_at_k__* l0kit.l0.metrics.x_vote_key__*"
+  [procbench]="l0kit.procbench.metrics.x_states_equal__* l0kit.procbench.metrics.x_compat_equal__* l0kit.procbench.metrics.x_target_sequence__*
+               l0kit.procbench.metrics.x_predicted_sequence__* l0kit.procbench.metrics.x_score__* l0kit.procbench.metrics.x_table2__*
+               l0kit.procbench.parser.x_parse_answer__* l0kit.procbench.benchmark.xǁProcBenchBenchmarkǁread__*"
+  [sx]="l0kit.sx.benchmark.x_parse_judgements__* l0kit.sx.benchmark.x_parse_step_answers__* l0kit.sx.benchmark.x_score_response__*
+        l0kit.sx.benchmark.xǁSXBenchmarkǁread__*"
   [core]="l0kit.corebench.benchmark.x_score_response__* l0kit.corebench.benchmark.x_problem_metrics__* l0kit.corebench.benchmark.x_summarize__*
-          l0kit.corebench.benchmark.x_dimension_table__* l0kit.corebench.benchmark.x_family_table__* l0kit.corebench.benchmark.xǁCoreBenchmarkǁread__*
-          l0kit.corebench.prompts.x__unfinished__* l0kit.corebench.prompts.x__statement_at__* l0kit.corebench.prompts.x_parse_assertion__*
-          l0kit.corebench.prompts.x_output_correct__* l0kit.corebench.prompts.x_parse_probe_answer__* l0kit.corebench.prompts.x_probe_correct__*
-          l0kit.corebench.probes.x_normalize_answer_type__* l0kit.corebench.probes.x_parse_typed_answer__* l0kit.corebench.probes.x_answers_match__*"
-  [runner]="l0kit.harness.runner.x_check_resume__* l0kit.harness.runner.x_pending_pairs__* l0kit.harness.runner.x_summarize_run__*
-            l0kit.harness.runner.x_new_messages__* l0kit.harness.runner.x_read_turns__* l0kit.harness.runner.x_next_prompt__*
-            l0kit.harness.runner.x_resume_conversation__* l0kit.harness.runner.x_turn_record__* l0kit.harness.runner.x_final_record__*
-            l0kit.harness.runner.x__generate_turns__*"
+          l0kit.corebench.benchmark.xǁCoreBenchmarkǁread__* l0kit.corebench.prompts.x_output_correct__* l0kit.corebench.prompts.x_probe_correct__*"
+  [runner]="l0kit.harness.runner.x_check_resume__* l0kit.harness.runner.x_pending_pairs__* l0kit.harness.runner.x_read_turns__*
+            l0kit.harness.runner.x_resume_conversation__* l0kit.harness.runner.x_final_record__* l0kit.harness.runner.x_summarize_run__*"
 )
 ORDER=(scoring l0 procbench sx core runner)
 groups=("$@"); [ ${#groups[@]} -gt 0 ] || groups=("${ORDER[@]}")
@@ -55,7 +53,7 @@ if [ $status -ne 0 ] && [ $status -ne 124 ]; then tail -n 30 mutants.log >&2; ex
 
 # the figures and the surviving mutants of the selected functions, from mutmut's result files (mutants/**/*.py.meta)
 python - "${globs[@]}" <<'EOF'
-import fnmatch, json, pathlib, subprocess, sys
+import ast, copy, difflib, fnmatch, json, pathlib, sys
 globs, status = sys.argv[1:], {1: 'killed', 3: 'killed', 0: 'survived', 5: 'no tests', 33: 'no tests', 36: 'timeout',
                                     -24: 'timeout', 24: 'timeout', 152: 'timeout', 255: 'timeout', None: 'not checked'}
 rows = {}
@@ -66,13 +64,43 @@ count = {}
 for k, s in rows.items(): count[s] = count.get(s, 0) + 1
 by_module = {}
 for k, s in rows.items():
-    mod = k.split('.x')[0]; by_module.setdefault(mod, {}); by_module[mod][s] = by_module[mod].get(s, 0) + 1
+    mod = k.rpartition('.x')[0]; by_module.setdefault(mod, {}); by_module[mod][s] = by_module[mod].get(s, 0) + 1
 print(f"\n{len(rows)} mutants: " + ', '.join(f"{n} {s}" for s, n in sorted(count.items(), key=lambda x: -x[1])))
 for mod, c in sorted(by_module.items()): print(f"  {mod}: " + ', '.join(f"{n} {s}" for s, n in sorted(c.items())))
-left = sorted(k for k, s in rows.items() if s not in ('killed', 'not checked'))
-if left: print(f"\nsurvived, untested or timed out ({len(left)}): `mutmut show NAME` prints one's diff")
-for k in left:
-    print(f"\n--- {k}: {rows[k]}")
-    diff = subprocess.run(['mutmut', 'show', k], capture_output=True, text=True).stdout
-    print('\n'.join(l for l in diff.splitlines()[1:] if l.startswith(('+', '-')) and not l.startswith(('+++', '---'))))
+funcs = {}  # mutated file -> {function name: its definition}, parsed once per file
+def definition(path, name):
+    if path not in funcs:
+        text = path.read_text()
+        funcs[path] = {n.name: (n, ast.get_source_segment(text, n)) for n in ast.walk(ast.parse(text))
+                       if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return funcs[path].get(name, (None, ''))
+def plain(node, texts=False):
+    "The function's AST without its name and docstring (and, with texts, without the strings of its raise statements)."
+    node = copy.deepcopy(node); node.name = ''
+    if node.body and isinstance(node.body[0], ast.Expr) and isinstance(getattr(node.body[0], 'value', None), ast.Constant) \
+            and isinstance(node.body[0].value.value, str): node.body[0].value.value = ''
+    if texts:
+        for r in [r for r in ast.walk(node) if isinstance(r, ast.Raise)]:
+            for c in ast.walk(r):
+                if isinstance(c, ast.Constant) and isinstance(c.value, str): c.value = ''
+                if isinstance(c, ast.JoinedStr): c.values = []
+    return ast.dump(node)
+kinds = {}
+for k, st in rows.items():
+    if st in ('killed', 'not checked'): continue
+    mod, _, func = k.rpartition('.x')  # module . x_name__mutmut_N or xǁClassǁname__mutmut_N
+    path = pathlib.Path('mutants', *mod.split('.')).with_suffix('.py')
+    orig, mutant = definition(path, 'x' + func.rsplit('__mutmut_', 1)[0] + '__mutmut_orig'), definition(path, 'x' + func)
+    kind = 'code'
+    if orig[0] is not None and mutant[0] is not None:
+        if plain(orig[0]) == plain(mutant[0]): kind = 'docstring'
+        elif plain(orig[0], True) == plain(mutant[0], True): kind = 'error text'
+    kinds[k] = (kind, orig[1], mutant[1].replace('x' + func, 'x' + func.rsplit('__mutmut_', 1)[0] + '__mutmut_orig'))
+n_doc = sum(v[0] == 'docstring' for v in kinds.values()); n_text = sum(v[0] == 'error text' for v in kinds.values())
+print(f"not killed: {len(kinds)}, of which {n_doc} change only a docstring (equivalent: no number reads it) and {n_text} only the "
+      f"text of an error; the other {len(kinds) - n_doc - n_text} change code:")
+for k, (kind, a, b) in sorted(kinds.items()):
+    if kind == 'docstring': continue
+    print(f"\n--- {k}: {rows[k]}" + (" (error text only)" if kind == 'error text' else ''))
+    print('\n'.join(l for l in difflib.unified_diff(a.splitlines(), b.splitlines(), lineterm='', n=0) if l[:1] in '+-' and l[:3] not in ('+++', '---')))
 EOF

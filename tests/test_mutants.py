@@ -89,3 +89,27 @@ def test_bootstrap_ci_by_hand():
     assert type(lo) is float and type(hi) is float
     for bad in (0.0, 1.0, 1.5):
         with pytest.raises(ValueError, match='confidence must be in'): bootstrap_ci([0.0, 1.0], confidence=bad)
+
+
+def test_scoring_defaults_are_the_documented_ones():
+    # the published intervals and vote curves are reproducible only with these defaults: 2,000 draws and seed 0, 256 subsets
+    x = [0.0, 1.0, 1.0, 3.0, 7.0]
+    assert bootstrap_ci(x) == bootstrap_ci(x, 0.95, 2000, 0)
+    assert bootstrap_means(x).tolist() == bootstrap_means(x, 2000, 0).tolist()
+    keys = ['a', 'b', 'b', 'c', 'b']
+    assert majority_winners(keys, 3, how='expected').tolist() == majority_winners(keys, 3, 'expected', 256, 0).tolist()
+
+
+def test_bootstrap_takes_its_seed_and_numpys_draws():
+    x = np.array([0.0, 1.0, 1.0, 3.0, 7.0])
+    assert bootstrap_ci(x, seed=1) != bootstrap_ci(x, seed=2)  # the seed reaches the draws
+    # the means are those of numpy's indices drawn by the seeded generator: 5 draws from 0..4 per resample
+    idx = np.random.default_rng(7).integers(0, 5, size=(30, 5))
+    assert bootstrap_means(x, 30, 7).tolist() == x[idx].mean(axis=1).tolist()
+    # 700,000 values: chunks of 2,000,000 // 700,000 = 2 resamples, the last chunk of 3 holds one
+    assert bootstrap_means(np.ones(700_000), n_resamples=3, rng=0).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_pass_at_k_refuses_non_integer_counts_in_words():
+    with pytest.raises(InvalidSampleCounts, match='must be integers'): pass_at_k(5.0, 2, 1)
+    with pytest.raises(ValueError, match='at least one voter'): majority_index(iter(()))
