@@ -113,3 +113,43 @@ def test_bootstrap_takes_its_seed_and_numpys_draws():
 def test_pass_at_k_refuses_non_integer_counts_in_words():
     with pytest.raises(InvalidSampleCounts, match='must be integers'): pass_at_k(5.0, 2, 1)
     with pytest.raises(ValueError, match='at least one voter'): majority_index(iter(()))
+
+
+# ---------------------------------------------------------------- l0kit.l0.metrics: majvote@k takes the first k voters
+
+def test_majvote_at_k_votes_the_first_k_of_seven():
+    from l0kit.l0.metrics import majvote_at_k
+    target = ['L2,', 'L3,x:5']
+    good, bad = 'L2,\nL3,x:5', 'L2,\nL3,x:6'  # bad: one step right, then wrong
+    votes = [bad, bad, good, good, good, good, good]  # first three: bad 2 of 3; all seven: good 5 of 7; last three: good
+    s = majvote_at_k(votes, target, 3)
+    assert (s.correct, s.steps_to_error, s.target_steps, s.failure) == (False, 1, 2, 'mismatch')
+    assert majvote_at_k(votes, target, 7).correct and not majvote_at_k(votes, target, 1).correct
+    assert majvote_at_k(votes, target, 5).correct  # bad 2, good 3
+    for k in (0, 8):
+        with pytest.raises(ValueError, match=f'majvote@{k} needs between 1 and 7 voters'): majvote_at_k(votes, target, k)
+    extra = [good + '\nL4,x:7'] * 3  # right, then a trace line past the target: fails only strict scoring
+    assert majvote_at_k(extra, target, 3).correct
+    assert majvote_at_k(extra, target, 3, strict=True).failure == 'extra_steps'
+
+
+# ---------------------------------------------------------------- l0kit.procbench.metrics: table 2 per difficulty bin
+
+def test_procbench_table2_per_bin_by_hand():
+    import pandas as pd
+    from l0kit.procbench.metrics import table2
+    rows = [('B', 16, 1.0, 1, 1, 17),  # medium (7-16)
+            ('A', 2, 1.0, 1, 1, 3), ('A', 6, 0.5, 0, 0, 2),  # short (2-6)
+            ('A', 7, 0.25, 0, 1, 1), ('A', 17, 0.0, 0, 0, 0)]  # medium, long (17-)
+    scores = pd.DataFrame(rows, columns=['model', 'n', 'pa', 'sm', 'fm', 'pml'])
+    t = table2(scores)
+    assert t.index.name == 'Model' and list(t.index) == ['B', 'A']  # models in order of appearance
+    assert list(t.columns) == [(b, m) for b in ('Short', 'Medium', 'Long') for m in ('PA', 'SM')] + \
+        [('Overall', 'PA'), ('Overall', 'SM'), ('Overall', 'FM'), ('Overall', 'PML')]
+    # A: short PA (1 + 0.5) / 2, SM 1/2; medium 0.25, 0; long 0, 0; overall PA 1.75 / 4, SM 1/4, FM 2/4, PML 6/4
+    assert t.loc['A'].tolist() == [0.75, 0.5, 0.25, 0.0, 0.0, 0.0, 0.4375, 0.25, 0.5, 1.5]
+    b = t.loc['B'].tolist()  # B: medium only; short and long have no rows
+    assert np.isnan(b[0]) and np.isnan(b[1]) and b[2:4] == [1.0, 1.0] and np.isnan(b[4]) and np.isnan(b[5]) and b[6:] == [1.0, 1.0, 1.0, 17.0]
+    one = table2(scores.drop(columns='model'), by='task')  # no such column: one row over everything
+    assert one.index.name == 'task' and list(one.index) == ['all']
+    assert one.loc['all', ('Overall', 'PML')] == pytest.approx(23 / 5) and one.loc['all', ('Medium', 'PA')] == pytest.approx(1.25 / 2)
