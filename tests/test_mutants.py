@@ -153,3 +153,24 @@ def test_procbench_table2_per_bin_by_hand():
     one = table2(scores.drop(columns='model'), by='task')  # no such column: one row over everything
     assert one.index.name == 'task' and list(one.index) == ['all']
     assert one.loc['all', ('Overall', 'PML')] == pytest.approx(23 / 5) and one.loc['all', ('Medium', 'PA')] == pytest.approx(1.25 / 2)
+
+
+def test_procbench_states_equal_is_typed():
+    from l0kit.procbench.metrics import states_equal
+    assert states_equal(True, True) and states_equal(False, False) and states_equal(1, 1) and states_equal('ab', 'ab')
+    assert not states_equal(True, False) and not states_equal(True, 1) and not states_equal(1, True)
+    assert not states_equal(False, 0) and not states_equal(0, False)
+    assert not states_equal('a', 'b') and not states_equal(1, 2) and not states_equal(1.0, 1) and not states_equal('1', 1)
+    assert states_equal([1, 2], [1, 2]) and states_equal([1, 2], (1, 2)) and not states_equal([1], [1, 2])
+    assert not states_equal([True], [1]) and not states_equal([1, 2], [1, 3])
+
+
+def test_procbench_predicted_sequence_by_hand():
+    from l0kit.procbench.metrics import predicted_sequence, compat_equal
+    from l0kit.procbench.tasks import ProcBenchError
+    assert predicted_sequence(None) == [] and predicted_sequence(None, compat=True) == ['']
+    assert predicted_sequence({'intermediate': ['a']}) == ['a'] and predicted_sequence({'intermediate': ['a']}, compat=True) == ['a', '']
+    assert predicted_sequence({'intermediate': ['a'], 'final': 'b'}) == ['a', 'b']
+    with pytest.raises(ProcBenchError, match="a prediction is a dict with 'intermediate' and 'final', got list"): predicted_sequence([1])
+    with pytest.raises(ProcBenchError, match="'intermediate' must be a list, got str"): predicted_sequence({'intermediate': 'ab'})
+    with pytest.raises(ProcBenchError, match='label states are str, int or list, got float'): compat_equal(1.5, 1.5)
