@@ -70,8 +70,8 @@ for mod, c in sorted(by_module.items()): print(f"  {mod}: " + ', '.join(f"{n} {s
 funcs = {}  # mutated file -> {function name: its definition}, parsed once per file
 def definition(path, name):
     if path not in funcs:
-        text = path.read_text()
-        funcs[path] = {n.name: (n, ast.get_source_segment(text, n)) for n in ast.walk(ast.parse(text))
+        lines = path.read_text().splitlines()  # (ast.get_source_segment splits the whole file at every call)
+        funcs[path] = {n.name: (n, '\n'.join(lines[n.lineno - 1:n.end_lineno])) for n in ast.walk(ast.parse('\n'.join(lines)))
                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     return funcs[path].get(name, (None, ''))
 def plain(node, texts=False):
