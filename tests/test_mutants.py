@@ -1,0 +1,177 @@
+"""Tests that kill mutants of the number-making code (`bash scripts/mutation.sh`, CONTRIBUTING.md "Mutation testing").
+
+Every expected value is counted by hand in the comment beside it, never computed by the code under test."""
+import numpy as np
+import pytest
+
+from l0kit.harness.scoring import (InvalidSampleCounts, bootstrap_ci, bootstrap_means, majority_index, majority_winners,
+                                   pass_at_k, pd_factorize)
+
+
+# ---------------------------------------------------------------- l0kit.harness.scoring
+
+def test_majority_index_ties_go_to_the_earliest_first_voter():
+    assert majority_index(['a', 'b', 'b', 'a', 'c']) == 0  # a 2, b 2: a's first voter (0) came before b's (1)
+    assert majority_index(['c', 'b', 'b', 'a', 'a']) == 1  # b 2, a 2, c 1: b first appears at 1, a at 3
+    assert majority_index(['b', 'a', 'a']) == 1  # a 2 beats b 1; a's first voter is 1
+    assert majority_index(['x']) == 0
+    with pytest.raises(ValueError, match='at least one voter'): majority_index([])
+
+
+def test_pd_factorize_codes_in_order_of_first_appearance():
+    assert pd_factorize(['q', 'p', 'q', 'r', 'p']) == [0, 1, 0, 2, 1]
+    assert pd_factorize([]) == []
+
+
+def test_majority_winners_first_k_of_seven():
+    keys = ['a', 'b', 'b', 'c', 'a', 'a', 'a']  # first three: a b b -> b (voter 1); all seven: a 4 -> voter 0
+    assert majority_winners(keys, 3).tolist() == [1]
+    assert majority_winners(keys, 7).tolist() == [0]
+    assert majority_winners(keys, 1).tolist() == [0]
+    assert majority_winners(keys, 7, how='expected').tolist() == [0]  # k = n: the one vote of everyone
+    assert majority_winners(keys, 1, how='expected').tolist() == list(range(7))  # every voter alone
+    for bad in (0, 8):
+        with pytest.raises(ValueError, match='between 1 and 7'): majority_winners(keys, bad)
+    with pytest.raises(ValueError, match='how must be one of first, expected'): majority_winners(keys, 3, how='last')
+
+
+def test_majority_winners_expected_over_subsets_by_hand():
+    # keys b a a b, k = 2: the six pairs {0,1} b/a tie -> 0, {0,2} -> 0, {0,3} b b -> 0, {1,2} a a -> 1,
+    # {1,3} a/b tie -> 1, {2,3} a/b tie -> 2: voter 0 wins 3/6, voter 1 2/6, voter 2 1/6, voter 3 never
+    w = majority_winners(['b', 'a', 'a', 'b'], 2, how='expected', samples=3000, rng=5)
+    assert w.shape == (3000,) and set(w.tolist()) == {0, 1, 2}
+    freq = np.bincount(w, minlength=4) / len(w)
+    assert freq == pytest.approx([3 / 6, 2 / 6, 1 / 6, 0], abs=0.04)
+    # keys a b b c b, k = 3: ten triples; b (voters 1, 2, 4) has two of a triple in 7 of them -> its first voter there;
+    # the 3 triples with one b at most: {0,1,3} a b c tie -> 0, {0,2,3} -> 0, {0,3,4} -> 0
+    # b wins: {0,1,2} 1, {0,1,4} 1, {0,2,4} 2, {1,2,3} 1, {1,2,4} 1, {1,3,4} 1, {2,3,4} 2 -> voter 1: 5/10, 2: 2/10, 0: 3/10
+    w = majority_winners(['a', 'b', 'b', 'c', 'b'], 3, how='expected', samples=3000, rng=1)
+    assert np.bincount(w, minlength=5) / len(w) == pytest.approx([0.3, 0.5, 0.2, 0, 0], abs=0.04)
+    assert majority_winners(['a', 'b', 'b', 'c', 'b'], 3, how='expected', samples=50, rng=9).tolist() == \
+        majority_winners(['a', 'b', 'b', 'c', 'b'], 3, how='expected', samples=50, rng=9).tolist()
+
+
+def test_pass_at_k_by_hand():
+    assert pass_at_k(5, 2, 2) == pytest.approx(0.7)  # 1 - C(3,2)/C(5,2) = 1 - 3/10
+    assert pass_at_k(10, 3, 5) == pytest.approx(1 - 21 / 252)  # C(7,5) = 21, C(10,5) = 252
+    assert pass_at_k(4, 0, 1) == 0.0 and pass_at_k(4, 4, 4) == 1.0
+    assert pass_at_k(3, 1, 3) == 1.0  # two failures cannot fill three draws
+    assert pass_at_k(3, 1, 2) == pytest.approx(1 - 1 / 3)  # C(2,2)/C(3,2) = 1/3: exactly the fail >= k boundary
+    assert isinstance(pass_at_k(5, 2, 2), float)
+    out = pass_at_k(np.array([5, 10, 3]), np.array([2, 3, 1]), np.array([2, 5, 3]))
+    assert isinstance(out, np.ndarray) and out == pytest.approx([0.7, 1 - 21 / 252, 1.0])
+    assert pass_at_k(np.array([], dtype=int), np.array([], dtype=int), np.array([], dtype=int)).shape == (0,)
+    for n, c, k in ((5, 6, 1), (5, -1, 1), (5, 2, 0), (5, 2, 6), (5.0, 2, 1), (5, 2.0, 1), (5, 2, 1.0)):
+        with pytest.raises(InvalidSampleCounts): pass_at_k(n, c, k)
+    with pytest.raises(InvalidSampleCounts, match='between 0 and n'): pass_at_k(5, 6, 1)
+    with pytest.raises(InvalidSampleCounts, match='between 1 and n'): pass_at_k(5, 2, 6)
+
+
+def test_bootstrap_means_by_hand():
+    assert bootstrap_means([2.0, 2.0, 2.0], n_resamples=7).tolist() == [2.0] * 7
+    m = bootstrap_means([0.0, 1.0], n_resamples=4000, rng=2)  # means of two draws: 0 (1/4), 0.5 (1/2), 1 (1/4)
+    assert m.shape == (4000,) and set(m.tolist()) <= {0.0, 0.5, 1.0}
+    assert [np.mean(m == v) for v in (0.0, 0.5, 1.0)] == pytest.approx([0.25, 0.5, 0.25], abs=0.03)
+    assert bootstrap_means([0.0, 1.0], 50, rng=4).tolist() == bootstrap_means([0.0, 1.0], 50, rng=np.random.default_rng(4)).tolist()
+    # over 2,000,000 / 1,000,001 < 2 values a chunk of the index array holds one resample: three chunks, every slot filled
+    assert bootstrap_means(np.ones(1_000_001), n_resamples=3, rng=0).tolist() == [1.0, 1.0, 1.0]
+    for bad in ([], [[1.0, 2.0]]):
+        with pytest.raises(ValueError, match='non-empty 1-d'): bootstrap_means(bad)
+
+
+def test_bootstrap_ci_by_hand():
+    assert bootstrap_ci([3.0, 3.0, 3.0]) == (3.0, 3.0)
+    # means of two draws of {0, 1}: P(0) = P(1) = 1/4, P(0.5) = 1/2: the 95% interval is (0, 1); a 40% one cuts 30% off
+    # each side, inside the 0.5 mass: (0.5, 0.5)
+    assert bootstrap_ci([0.0, 1.0], seed=1) == (0.0, 1.0)
+    assert bootstrap_ci([0.0, 1.0], confidence=0.4, seed=1) == (0.5, 0.5)
+    lo, hi = bootstrap_ci([0.0, 1.0], confidence=0.4, seed=1)
+    assert type(lo) is float and type(hi) is float
+    for bad in (0.0, 1.0, 1.5):
+        with pytest.raises(ValueError, match='confidence must be in'): bootstrap_ci([0.0, 1.0], confidence=bad)
+
+
+def test_scoring_defaults_are_the_documented_ones():
+    # the published intervals and vote curves are reproducible only with these defaults: 2,000 draws and seed 0, 256 subsets
+    x = [0.0, 1.0, 1.0, 3.0, 7.0]
+    y = [0.13, 1.7, 2.35, 3.9, 7.21, 11.03, 0.4, 5.55]  # many distinct means: one draw more or another seed moves the ends
+    assert bootstrap_ci(y) == bootstrap_ci(y, 0.95, 2000, 0) != bootstrap_ci(y, 0.95, 2001, 0)
+    assert bootstrap_means(x).tolist() == bootstrap_means(x, 2000, 0).tolist()
+    keys = ['a', 'b', 'b', 'c', 'b']
+    assert majority_winners(keys, 3, how='expected').tolist() == majority_winners(keys, 3, 'expected', 256, 0).tolist()
+
+
+def test_bootstrap_takes_its_seed_and_numpys_draws():
+    x = np.array([0.0, 1.0, 1.0, 3.0, 7.0])
+    assert bootstrap_ci(x, seed=1) != bootstrap_ci(x, seed=2)  # the seed reaches the draws
+    # the means are those of numpy's indices drawn by the seeded generator: 5 draws from 0..4 per resample
+    idx = np.random.default_rng(7).integers(0, 5, size=(30, 5))
+    assert bootstrap_means(x, 30, 7).tolist() == x[idx].mean(axis=1).tolist()
+    # 700,000 values: chunks of 2,000,000 // 700,000 = 2 resamples, the last chunk of 3 holds one
+    assert bootstrap_means(np.ones(700_000), n_resamples=3, rng=0).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_pass_at_k_refuses_non_integer_counts_in_words():
+    with pytest.raises(InvalidSampleCounts, match='must be integers'): pass_at_k(5.0, 2, 1)
+    with pytest.raises(ValueError, match='at least one voter'): majority_index(iter(()))
+
+
+# ---------------------------------------------------------------- l0kit.l0.metrics: majvote@k takes the first k voters
+
+def test_majvote_at_k_votes_the_first_k_of_seven():
+    from l0kit.l0.metrics import majvote_at_k
+    target = ['L2,', 'L3,x:5']
+    good, bad = 'L2,\nL3,x:5', 'L2,\nL3,x:6'  # bad: one step right, then wrong
+    votes = [bad, bad, good, good, good, good, good]  # first three: bad 2 of 3; all seven: good 5 of 7; last three: good
+    s = majvote_at_k(votes, target, 3)
+    assert (s.correct, s.steps_to_error, s.target_steps, s.failure) == (False, 1, 2, 'mismatch')
+    assert majvote_at_k(votes, target, 7).correct and not majvote_at_k(votes, target, 1).correct
+    assert majvote_at_k(votes, target, 5).correct  # bad 2, good 3
+    for k in (0, 8):
+        with pytest.raises(ValueError, match=f'majvote@{k} needs between 1 and 7 voters'): majvote_at_k(votes, target, k)
+    extra = [good + '\nL4,x:7'] * 3  # right, then a trace line past the target: fails only strict scoring
+    assert majvote_at_k(extra, target, 3).correct
+    assert majvote_at_k(extra, target, 3, strict=True).failure == 'extra_steps'
+
+
+# ---------------------------------------------------------------- l0kit.procbench.metrics: table 2 per difficulty bin
+
+def test_procbench_table2_per_bin_by_hand():
+    import pandas as pd
+    from l0kit.procbench.metrics import table2
+    rows = [('B', 16, 1.0, 1, 1, 17),  # medium (7-16)
+            ('A', 2, 1.0, 1, 1, 3), ('A', 6, 0.5, 0, 0, 2),  # short (2-6)
+            ('A', 7, 0.25, 0, 1, 1), ('A', 17, 0.0, 0, 0, 0)]  # medium, long (17-)
+    scores = pd.DataFrame(rows, columns=['model', 'n', 'pa', 'sm', 'fm', 'pml'])
+    t = table2(scores)
+    assert t.index.name == 'Model' and list(t.index) == ['B', 'A']  # models in order of appearance
+    assert list(t.columns) == [(b, m) for b in ('Short', 'Medium', 'Long') for m in ('PA', 'SM')] + \
+        [('Overall', 'PA'), ('Overall', 'SM'), ('Overall', 'FM'), ('Overall', 'PML')]
+    # A: short PA (1 + 0.5) / 2, SM 1/2; medium 0.25, 0; long 0, 0; overall PA 1.75 / 4, SM 1/4, FM 2/4, PML 6/4
+    assert t.loc['A'].tolist() == [0.75, 0.5, 0.25, 0.0, 0.0, 0.0, 0.4375, 0.25, 0.5, 1.5]
+    b = t.loc['B'].tolist()  # B: medium only; short and long have no rows
+    assert np.isnan(b[0]) and np.isnan(b[1]) and b[2:4] == [1.0, 1.0] and np.isnan(b[4]) and np.isnan(b[5]) and b[6:] == [1.0, 1.0, 1.0, 17.0]
+    one = table2(scores.drop(columns='model'), by='task')  # no such column: one row over everything
+    assert one.index.name == 'task' and list(one.index) == ['all']
+    assert one.loc['all', ('Overall', 'PML')] == pytest.approx(23 / 5) and one.loc['all', ('Medium', 'PA')] == pytest.approx(1.25 / 2)
+
+
+def test_procbench_states_equal_is_typed():
+    from l0kit.procbench.metrics import states_equal
+    assert states_equal(True, True) and states_equal(False, False) and states_equal(1, 1) and states_equal('ab', 'ab')
+    assert not states_equal(True, False) and not states_equal(True, 1) and not states_equal(1, True)
+    assert not states_equal(False, 0) and not states_equal(0, False)
+    assert not states_equal('a', 'b') and not states_equal(1, 2) and not states_equal(1.0, 1) and not states_equal('1', 1)
+    assert states_equal([1, 2], [1, 2]) and states_equal([1, 2], (1, 2)) and not states_equal([1], [1, 2])
+    assert not states_equal([True], [1]) and not states_equal([1, 2], [1, 3])
+
+
+def test_procbench_predicted_sequence_by_hand():
+    from l0kit.procbench.metrics import predicted_sequence, compat_equal
+    from l0kit.procbench.tasks import ProcBenchError
+    assert predicted_sequence(None) == [] and predicted_sequence(None, compat=True) == ['']
+    assert predicted_sequence({'intermediate': ['a']}) == ['a'] and predicted_sequence({'intermediate': ['a']}, compat=True) == ['a', '']
+    assert predicted_sequence({'intermediate': ['a'], 'final': 'b'}) == ['a', 'b']
+    with pytest.raises(ProcBenchError, match="a prediction is a dict with 'intermediate' and 'final', got list"): predicted_sequence([1])
+    with pytest.raises(ProcBenchError, match="'intermediate' must be a list, got str"): predicted_sequence({'intermediate': 'ab'})
+    with pytest.raises(ProcBenchError, match='label states are str, int or list, got float'): compat_equal(1.5, 1.5)
