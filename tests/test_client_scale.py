@@ -89,7 +89,8 @@ def test_failover_with_many_in_flight():
 
 
 CTRL_C_RUN = textwrap.dedent("""
-    import sys
+    import signal, sys
+    signal.signal(signal.SIGINT, signal.default_int_handler)   # a background job's children start with Ctrl-C ignored
     import tests.test_runner as t
     from l0kit.harness.models import load_model
     from l0kit.harness.runner import RunConfig, run_eval

@@ -250,7 +250,7 @@ from l0kit.harness.llamacpp import bounded_chat_formatter, ChatTemplateError
 t0 = time.perf_counter()
 try: bounded_chat_formatter(sys.stdin.read(), '</s>', '<s>')(messages=[{'role': 'user', 'content': 'hi'}]); out = 'rendered'
 except ChatTemplateError as e: out = str(e)
-print(json.dumps([out, time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024]))
+print(json.dumps([out, time.perf_counter() - t0, int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM:')).split()[1]) / 1024]))  # VmHWM: ru_maxrss keeps a forked parent's peak
 """
 
 

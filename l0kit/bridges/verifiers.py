@@ -11,7 +11,7 @@ from ..harness.config import ConfigError
 from .answers import as_benchmark
 from .rl import TrainingStream, scoring_item
 try: import verifiers.v1 as vf
-except ImportError as e: raise ImportError(f"l0kit.bridges.verifiers needs verifiers 0.4 (`pip install 'l0kit[verifiers]'`, then `pip install --no-deps 'verifiers>=0.4,<0.5'`): {e}") from e
+except ImportError as e: raise ImportError(f"l0kit.bridges.verifiers needs verifiers 0.4 (`pip install 'l0kit[verifiers]'`): {e}") from e
 from verifiers.v1.harnesses.null import NullHarness
 
 # %% auto #0
