@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import l0kit
 from .harness.config import ConfigError, DataError, YamlConfig, check_value, read_json_file, safe_name
-from .harness.prompt import Prompt, render_chat
+from .harness.prompt import Prompt
+from .harness.chat_template import render_chat
 from .l0.generator import GenConfig, ProgramGenerator
 from .l0.dataset import L0DataConfig, SplitSpec, make_candidate, make_demonstrations
 from .l0.prompts import PROMPT_SETUPS

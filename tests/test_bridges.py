@@ -10,7 +10,7 @@ import pytest
 
 os.environ.setdefault('HF_DATASETS_OFFLINE', '1'); os.environ.setdefault('HF_HUB_OFFLINE', '1')
 from l0kit.harness.benchmark import get_benchmark
-from l0kit.harness.prompt import render_chat
+from l0kit.harness.chat_template import render_chat
 from l0kit.harness.runner import RunConfig
 
 SPLITS = {'l0': 'short', 'procbench': 'short', 'sx': 'easy', 'core': 'test'}

@@ -259,7 +259,7 @@ def test_collate_labels_learn_only_the_traces(demo_loss):
     Bug seen: `labels[r, :len(y)] = torch.tensor(y)` -> `torch.tensor(x)` (loss on the prompt too)."""
     pytest.importorskip('transformers')  # the `models` extra (a failure under CI=true)
     import dataclasses
-    from l0kit.harness.prompt import render_chat
+    from l0kit.harness.chat_template import render_chat
     from l0kit.l0.benchmark import l0_demonstrations
     from l0kit.train import collate, get_train_preset, make_tokenizer, training_batches, _l0
     cfg = dataclasses.replace(get_train_preset('quick', small=True), demo_loss=demo_loss)

@@ -134,7 +134,10 @@ class Echo:
             def _send(self, code, b):
                 self.send_response(code); self.send_header('Content-Type', 'application/json'); self.send_header('Content-Length', str(len(b)))
                 self.end_headers(); self.wfile.write(b)
-            def do_GET(self): self._send(200, json.dumps({'data': [{'id': 'sim'}]}).encode())
+            def do_GET(self):  # the models it lists, and its version (vLLM's GET /version), echo the key too
+                auth = self.headers.get('Authorization', '')
+                if self.path.endswith('/version'): return self._send(200, json.dumps({'version': f"0.1 for {auth}"}).encode())
+                self._send(200, json.dumps({'data': [{'id': 'sim', 'owned_by': auth, 'root': f"{auth.split()[-1]}/sim"}]}).encode())
             def do_POST(self):
                 self.rfile.read(int(self.headers['Content-Length']))
                 self._send(echo.status, echo.body(dict(self.headers)).encode())
@@ -159,6 +162,19 @@ def test_the_key_a_server_echoes_reaches_neither_the_run_folder_nor_the_terminal
     assert 'redacted' in written + r.stderr + r.stdout, (r.stderr, written[:2000])  # the server's text is there, cleaned
     for part in (KEY, KEY[:12], 'hostile0123'):
         assert part not in written and part not in r.stdout and part not in r.stderr, (part, r.stderr, written[:2000])
+
+
+def test_what_the_server_says_of_itself_is_recorded_without_the_key(tmp_path, l0_data):
+    "GET /models and GET /version answers are kept in run.json (`model_info.server`): an echoed key is cleaned there, not dropped."
+    with Echo(200, lambda h: json.dumps({'choices': [{'message': {'content': 'L2,x:1'}, 'finish_reason': 'stop'}]})) as url:
+        r = l0kit('eval', '--data', l0_data, '--split', 'short', '--model', f'openai:{url}#sim,max_retries=0', '--voters', '1',
+                  '--out', tmp_path / 'run', '--no-progress', env={'OPENAI_API_KEY': KEY})
+    assert r.returncode == 0, r.stderr
+    server = json.loads((tmp_path / 'run' / 'run.json').read_text())['model_info']['server']
+    assert server['version'] == '0.1 for Bearer [redacted]', server
+    assert server['models'][0]['id'] == 'sim' and '[redacted]' in json.dumps(server['models'][0]), server
+    for part in (KEY, KEY[:12], 'hostile0123'):
+        assert part not in json.dumps(server) and part not in r.stdout + r.stderr, part
 
 
 def test_redaction_keeps_the_error_shape_the_client_parses():
@@ -245,25 +261,46 @@ BOMBS = {
 }
 
 RENDER = """
-import json, resource, sys, time
-from l0kit.harness.llamacpp import bounded_chat_formatter, ChatTemplateError
+import json, sys, time
+from types import SimpleNamespace
+from l0kit.harness.chat_template import ChatTemplateError
+msgs, template = [{'role': 'user', 'content': 'hi'}], sys.stdin.read()
+if sys.argv[1] == 'llamacpp':
+    from l0kit.harness.llamacpp import bounded_chat_formatter
+    render = lambda: bounded_chat_formatter(template, '</s>', '<s>')(messages=msgs)
+else:  # the transformers backend's path: a tokenizer's chat_template
+    from l0kit.harness.chat_template import render_chat, _transformers_environment
+    from l0kit.harness.prompt import Prompt
+    _transformers_environment()  # transformers' own environment, made before the clock starts
+    render = lambda: render_chat(Prompt(msgs), SimpleNamespace(chat_template=template, special_tokens_map={'eos_token': '</s>'}))
 t0 = time.perf_counter()
-try: bounded_chat_formatter(sys.stdin.read(), '</s>', '<s>')(messages=[{'role': 'user', 'content': 'hi'}]); out = 'rendered'
+try: render(); out = 'rendered'
 except ChatTemplateError as e: out = str(e)
 print(json.dumps([out, time.perf_counter() - t0, int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM:')).split()[1]) / 1024]))  # VmHWM: ru_maxrss keeps a forked parent's peak
 """
 
 
+@pytest.mark.parametrize('engine', ['llamacpp', 'transformers'])
 @pytest.mark.parametrize('name', list(BOMBS))
-def test_a_chat_template_bomb_is_refused_within_bounds(name):
-    "Each bomb expands to gigabytes or runs for hours unbounded; rendered here in a process of at most 2 GiB of address space."
-    pytest.importorskip('llama_cpp')
-    r = subprocess.run([sys.executable, '-c', RENDER], input=BOMBS[name], capture_output=True, text=True, timeout=120,
+def test_a_chat_template_bomb_is_refused_within_bounds(name, engine):
+    "Each bomb expands to gigabytes or runs for hours unbounded; rendered here, by each engine's path, in a process of at most 2 GiB of address space."
+    if engine == 'llamacpp': pytest.importorskip('llama_cpp')
+    r = subprocess.run([sys.executable, '-c', RENDER, engine], input=BOMBS[name], capture_output=True, text=True, timeout=120,
                        env={**os.environ, 'PYTHONPATH': str(ROOT)}, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)))
     assert r.returncode == 0, r.stderr[-2000:]
     message, seconds, peak_mib = json.loads(r.stdout)
     assert message.startswith("the model's chat template ") and 'bound' in message, message
     assert seconds < 20 and peak_mib < 200, (seconds, peak_mib)
+
+
+def test_a_model_folder_whose_template_is_a_bomb_is_one_line(tmp_path, l0_data):
+    "`hf:DIR` whose chat template is a bomb: refused when the model is loaded, in one line, within the memory a real eval needs."
+    from l0kit.harness.tiny_model import tiny_llama_dir
+    import shutil
+    d = tmp_path / 'model'; shutil.copytree(tiny_llama_dir(), d)
+    (d / 'chat_template.jinja').write_text(BOMBS['repeat'])  # where transformers saves a tokenizer's template
+    r = l0kit('eval', '--data', l0_data, '--split', 'short', '--model', f'hf:{d},device=cpu', '--voters', '1', '--out', tmp_path / 'run', '--no-progress')
+    one_line(r, "the model's chat template repeats a value that often")
 
 
 def test_a_real_template_renders_as_llama_cpp_renders_it():
@@ -292,22 +329,27 @@ def broken_plugin(tmp_path) -> dict:
     dist = site / 'l0kit_broken-1.0.dist-info'; dist.mkdir(parents=True)
     (dist / 'METADATA').write_text('Metadata-Version: 2.1\nName: l0kit-broken\nVersion: 1.0\n')
     (dist / 'entry_points.txt').write_text('[l0kit.benchmarks]\nbroken = l0kit_broken_plugin:Broken\n')
-    (site / 'l0kit_broken_plugin.py').write_text('raise RuntimeError("this plugin is broken on purpose")\n')
+    marker = tmp_path / 'imported'  # written when the plugin's module is imported: a plugin is loaded only when it is used
+    (site / 'l0kit_broken_plugin.py').write_text(f'open({str(marker)!r}, "a").write("x")\nraise RuntimeError("this plugin is broken on purpose")\n')
     return {'PYTHONPATH': str(site)}
 
 
 def test_a_broken_plugin_is_unavailable_and_the_kit_carries_on(tmp_path, broken_plugin, l0_data):
+    imported = tmp_path / 'imported'
     r = l0kit('--help', env=broken_plugin)
     assert r.returncode == 0 and 'Traceback' not in r.stderr, r.stderr
-    assert 'unavailable' in r.stdout and 'broken' in r.stdout
-    r = l0kit('models', env=broken_plugin)
-    assert r.returncode == 0 and 'simulated' in r.stdout, r.stderr
+    assert 'broken' in r.stdout and 'loaded when run' in r.stdout and not imported.exists()  # listed, not imported
     r = l0kit('eval', '--data', l0_data, '--split', 'short', '--model', 'simulated', '--voters', '1', '--out', tmp_path / 'run', '--no-progress',
               env=broken_plugin)
     assert r.returncode == 0, r.stderr
     assert len((tmp_path / 'run' / 'responses.jsonl').read_text().splitlines()) == 2   # 2 programs x 1 voter, counted by hand
     assert l0kit('generate', '--out', tmp_path / 'd', '--limit', '1', '--quiet', env=broken_plugin).returncode == 0
+    assert not imported.exists()  # --help, an L0 eval and generate never imported the plugin
+    r = l0kit('models', env=broken_plugin)  # lists every benchmark's simulated model: it loads the plugins, and says which is broken
+    assert r.returncode == 0 and 'simulated' in r.stdout and "benchmark 'broken' is unavailable" in r.stdout, r.stderr
+    assert imported.read_text() == 'x'  # once: each command imports a plugin at most once
     one_line(l0kit('broken', 'anything', env=broken_plugin), "l0kit broken: error: benchmark 'broken' is unavailable", 'RuntimeError: this plugin is broken on purpose')
+    assert imported.read_text() == 'xx'  # used, so imported
     one_line(l0kit('generate', '--benchmark', 'broken', '--out', tmp_path / 'd2', env=broken_plugin), "benchmark 'broken' is unavailable")
     one_line(l0kit('eval', '--benchmark', 'broken', '--data', l0_data, '--split', 'short', '--model', 'simulated', '--out', tmp_path / 'r2',
                    env=broken_plugin), "benchmark 'broken' is unavailable")

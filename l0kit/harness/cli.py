@@ -6,7 +6,7 @@
 from __future__ import annotations
 import argparse, importlib, sys
 import l0kit
-from .benchmark import DEFAULT_BENCHMARK, PluginUnavailable, benchmark_class, benchmark_names, check_data_out, check_options, get_benchmark, parse_set, stamp_card
+from .benchmark import BENCHMARKS, DEFAULT_BENCHMARK, PluginUnavailable, benchmark_class, benchmark_names, check_data_out, check_options, get_benchmark, parse_set, stamp_card
 from .config import ConfigError, DataError, terminal_safe
 from .models import ModelError
 
@@ -45,18 +45,29 @@ def _unavailable(name: str, sub) -> bool:
     try: benchmark_class(name); return False
     except PluginUnavailable as e: why = str(e)
     def refuse(args): raise PluginUnavailable(why)
-    try: p = sub.add_parser(name, help=f"(unavailable: {why})")
-    except argparse.ArgumentError: return True  # a plugin named like a command of the kit's: only the kit's command is there
-    p.add_argument('rest', nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
-    p.set_defaults(func=refuse, verb='')
+    _placeholder(name, sub, f"(unavailable: {why})", refuse)
     return True
+
+def _placeholder(name: str, sub, help: str, func):
+    "`l0kit NAME ...` that takes any arguments and runs `func` (nothing when a kit command already has the name)."
+    try: p = sub.add_parser(name, help=help)
+    except argparse.ArgumentError: return  # a plugin named like a command of the kit's: only the kit's command is there
+    p.add_argument('rest', nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    p.set_defaults(func=func, verb='')
+
+def _not_loaded(name: str, sub):
+    "A plugin listed by its entry point, without importing it: `main` loads it when `l0kit NAME` is run."
+    def refuse(args): raise ConfigError(f"the commands of plugin {name!r} are loaded only when `l0kit {name} ...` is run")
+    _placeholder(name, sub, f"an installed plugin's own commands, if it has any (loaded when run: `l0kit {name} --help`)", refuse)
+
 
 # %% ../../nbs/09_cli.ipynb #8d8d94e6
 COMMANDS = ['l0kit.harness.eval_cli', 'l0kit.harness.report_cli', 'l0kit.harness.compare', 'l0kit.harness.describe', 'l0kit.bridges.export_cli', 'l0kit.harness.viewer', 'l0kit.train']
 
-def _benchmark_commands(sub):
-    "`l0kit NAME VERB ...` for every benchmark with commands of its own (`register_cli`)."
+def _benchmark_commands(sub, load: str | None = None):
+    "`l0kit NAME VERB ...` for every kit benchmark with commands of its own (`register_cli`), and for the plugin `load`; other plugins are listed, not imported."
     for name in benchmark_names():
+        if name not in BENCHMARKS and name != load: _not_loaded(name, sub); continue
         probe = argparse.ArgumentParser(add_help=False).add_subparsers()
         if _unavailable(name, sub): continue  # a plugin that fails to load: listed as unavailable, the rest carry on
         get_benchmark(name).register_cli(probe)
@@ -64,8 +75,8 @@ def _benchmark_commands(sub):
         b = sub.add_parser(name, help=f"{name}'s own commands: {', '.join(probe.choices)}")
         get_benchmark(name).register_cli(b.add_subparsers(dest='verb', required=True))
 
-def build_parser() -> argparse.ArgumentParser:
-    "The `l0kit` argument parser with every subcommand."
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    "The `l0kit` argument parser with every subcommand; a plugin's own commands are loaded when `command` names it."
     p = argparse.ArgumentParser(prog='l0kit', description='Procedural-correctness benchmarks for language models.')
     p.add_argument('--version', action='version', version=f"l0kit {l0kit.__version__}")
     sub = p.add_subparsers(dest='command', required=True)
@@ -83,15 +94,17 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument('--force', action='store_true', help='write into an --out folder that holds other files (those of the same names are replaced, nothing else is removed)')
     g.set_defaults(func=cmd_generate)
     for mod in COMMANDS: importlib.import_module(mod).register_cli(sub)
-    _benchmark_commands(sub)
+    _benchmark_commands(sub, command)
     return p
+
 
 # %% ../../nbs/09_cli.ipynb #5cc22e5e
 USER_ERRORS = (ConfigError, DataError, ModelError, FileNotFoundError, PermissionError, ValueError, ConnectionError, OSError)
 
 def main(argv=None) -> int:
     "Run the `l0kit` command: every user error is caught here, once, and printed as one line naming the command."
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(next((a for a in argv if not a.startswith('-')), None)).parse_args(argv)  # the command word: a plugin it names is loaded
     name = ' '.join(w for w in (args.command, getattr(args, 'verb', None) if args.command in benchmark_names() else None) if w)
     try: return args.func(args) or 0
     except KeyboardInterrupt as e:

@@ -131,11 +131,12 @@ def eval_command(args) -> int:
     return 0
 
 def models_command(args) -> int:
-    "Print the model spec kinds."
+    "Print the model spec kinds, and each benchmark's simulated model (a plugin that fails to load is said to be unavailable)."
     for kind, (_, help) in MODEL_KINDS.items(): print(f"{kind:10} {help}")
-    from l0kit.harness.benchmark import available_benchmarks  # a plugin that fails to load is left out
-    for name in available_benchmarks():  # each benchmark's simulated model, from its declaration
-        sim = get_benchmark(name).Simulated
+    from l0kit.harness.benchmark import PluginUnavailable, benchmark_names
+    for name in benchmark_names():  # each benchmark's simulated model, from its declaration
+        try: sim = get_benchmark(name).Simulated
+        except PluginUnavailable as e: print(f"{'simulated':10} with --benchmark {name}: {terminal_safe(e)}"); continue
         if sim is not None: print(f"{'simulated':10} with --benchmark {name}: {sim.__doc__} `simulated:{','.join(f'{k}={v}' for k, v in sim.defaults.items())}`")
     return 0
 

@@ -10,10 +10,11 @@ from fastcore.basics import patch
 from .models import (Model, Completion, GenerationParams, ModelUnavailable, ModelSpecError, prepare, budget,
     truncate_at_stop, fit_context)
 from .prompt import Prompt, render_raw
+from .chat_template import check_chat_template, compile_template
+
 
 # %% auto #0
-__all__ = ['MAX_TEMPLATE_CHARS', 'MAX_RENDERED_CHARS', 'MAX_TEMPLATE_STEPS', 'physical_cores', 'default_threads', 'gguf_metadata',
-           'trained_context', 'ChatTemplateError', 'BoundedTemplate', 'bounded_chat_formatter', 'LlamaCppModel',
+__all__ = ['physical_cores', 'default_threads', 'gguf_metadata', 'trained_context', 'bounded_chat_formatter', 'LlamaCppModel',
            'load_llamacpp', 'load_smollm2']
 
 # %% ../../nbs/02d_llamacpp.ipynb #cf1069ba
@@ -65,100 +66,14 @@ def trained_context(meta: dict) -> int:
     return int(meta.get(f"{meta.get('general.architecture', 'llama')}.context_length", 0) or 0)
 
 # %% ../../nbs/02d_llamacpp.ipynb #4f2dd0f9
-MAX_TEMPLATE_CHARS = 200_000    # a GGUF's chat template longer than this is refused (real ones run to a few thousand)
-MAX_RENDERED_CHARS = 8_000_000  # one rendered prompt, and any string or list a template builds on the way
-MAX_TEMPLATE_STEPS = 2_000_000  # lines of the compiled template run for one prompt (loops included)
-
-class ChatTemplateError(ModelSpecError):
-    "A GGUF's chat template that is too long, or that expands past the rendering bounds."
-
-def _size(x) -> int:
-    "How much a value can make: the length of a string or container, the value of an integer."
-    if isinstance(x, bool): return 0
-    if isinstance(x, int): return abs(x)
-    return len(x) if isinstance(x, (str, bytes, list, tuple, dict, range, set, frozenset)) else 0
-
-def _too_big(what: str):
-    raise ChatTemplateError(f"the model's chat template {what}, past the kit's bound of {MAX_RENDERED_CHARS:,} characters "
-                            "per prompt; the GGUF file's template is not one the kit renders (load the model with kind=base)")
-
-def _bounded_environment(template: str, like):
-    "`template` compiled in a sandbox like the environment `like` (llama.cpp's own), where each operation that can grow a value is bounded."
-    import re, functools, types, jinja2
-    from jinja2.compiler import CodeGenerator
-    from jinja2.runtime import Macro
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-    wide = re.compile(r'\d{7,}')  # a width or precision of a million or more in a format string
-    listed = lambda args: tuple(list(a) if isinstance(a, types.GeneratorType) else a for a in args)  # a lazy `map` or `select` gets its size
-    def check_call(obj, args, kwargs):
-        if isinstance(obj, Macro): return  # the template's own macros: bounded by their steps and what they build
-        if isinstance(getattr(obj, '__self__', None), str) and getattr(obj, '__name__', '') in ('format', 'format_map') and wide.search(obj.__self__): _too_big('formats a field that wide')
-        sizes = sorted([_size(getattr(obj, '__self__', None))] + [_size(a) for a in (*args, *kwargs.values())])
-        if sizes[-1] > MAX_RENDERED_CHARS or (len(sizes) > 1 and sizes[-1] * max(1, sizes[-2]) > MAX_RENDERED_CHARS): _too_big(f"calls {getattr(obj, '__name__', 'a function')} with sizes that large")
-    class Generator(CodeGenerator):
-        def visit_Concat(self, node, frame):  # `a ~ b`: the result checked (it is at most the sum of its parts)
-            self.write('environment.bounded('); super().visit_Concat(node, frame); self.write(')')
-    class Env(ImmutableSandboxedEnvironment):
-        code_generator_class = Generator
-        intercepted_binops = frozenset({'*', '**', '+', '%'})
-        def bounded(self, s):
-            if _size(s) > MAX_RENDERED_CHARS: _too_big('joins a string that long')
-            return s
-        def call_binop(self, context, op, left, right):
-            if op == '*' and _size(left) * _size(right) > MAX_RENDERED_CHARS and not (isinstance(left, int) and isinstance(right, int)): _too_big('repeats a value that often')
-            if op == '*' and isinstance(left, int) and isinstance(right, int) and left.bit_length() + right.bit_length() > 65536: _too_big('multiplies numbers that large')
-            if op == '**' and isinstance(left, int) and isinstance(right, (int, float)) and abs(left) > 1 and right * max(1, abs(left).bit_length()) > 65536: _too_big('raises a number that high')
-            if op == '+' and _size(left) + _size(right) > MAX_RENDERED_CHARS and not isinstance(left, int): _too_big('adds values that long')
-            if op == '%' and isinstance(left, str) and wide.search(left): _too_big('formats a field that wide')
-            return super().call_binop(context, op, left, right)
-        def call(__self, __context, __obj, *args, **kwargs):
-            args = listed(args); check_call(__obj, args, kwargs)
-            return super().call(__context, __obj, *args, **kwargs)
-    env = Env(loader=jinja2.BaseLoader(), trim_blocks=like.trim_blocks, lstrip_blocks=like.lstrip_blocks,
-              extensions=[type(e) for e in like.extensions.values()], optimized=False)  # no folding of constants at compile time
-    def guarded(f):
-        @functools.wraps(f)
-        def g(*args, **kwargs): args = listed(args); check_call(f, args, kwargs); return f(*args, **kwargs)
-        return g
-    env.filters.update({k: guarded(f) for k, f in {**env.filters, **like.filters}.items()})
-    return env.from_string(template)
-
-class BoundedTemplate:
-    "A compiled chat template whose `render` stops with `ChatTemplateError` past `MAX_TEMPLATE_STEPS` lines run or `MAX_RENDERED_CHARS` characters."
-    def __init__(self, template): self.template = template
-
-    def render(self, **variables) -> str:
-        import sys
-        steps, name = [0], '<template>'  # the file name of code compiled from a string
-        def line(frame, event, arg):
-            if event == 'line':
-                steps[0] += 1
-                if steps[0] > MAX_TEMPLATE_STEPS:
-                    raise ChatTemplateError(f"the model's chat template runs past the kit's bound of {MAX_TEMPLATE_STEPS:,} steps for one prompt; "
-                                            "the GGUF file's template is not one the kit renders (load the model with kind=base)")
-            return line
-        def call(frame, event, arg): return line if frame.f_code.co_filename == name else None
-        before, out, n = sys.gettrace(), [], 0
-        sys.settrace(call)
-        try:
-            for piece in self.template.generate(**variables):
-                n += len(piece); out.append(piece)
-                if n > MAX_RENDERED_CHARS: _too_big('renders a prompt that long')
-        finally: sys.settrace(before)
-        return ''.join(out)
-
 def bounded_chat_formatter(template: str, eos_token: str, bos_token: str):
-    "llama-cpp-python's chat formatter for a GGUF's `template`, rendering within the kit's bounds (`ChatTemplateError` past them, and for a template too long)."
-    if len(template) > MAX_TEMPLATE_CHARS:
-        raise ChatTemplateError(f"the model's chat template is {len(template):,} characters long, more than the kit's bound of {MAX_TEMPLATE_CHARS:,}; "
-                                "load the model with kind=base")
+    "llama-cpp-python's chat formatter for a GGUF's `template`, compiled and rendered within the kit's bounds (`l0kit.harness.chat_template`)."
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-    import jinja2
     fmt = Jinja2ChatFormatter('', eos_token=eos_token, bos_token=bos_token, add_generation_prompt=True)  # its environment, not its compiler:
     fmt.template = template  # compiling folds constants, and `'x' * 10**10` would be built right there
-    try: fmt._environment = BoundedTemplate(_bounded_environment(template, fmt._environment.environment))
-    except jinja2.TemplateError as e: raise ChatTemplateError(f"the model's chat template does not compile ({type(e).__name__}: {str(e)[:200]})") from None
+    fmt._environment = compile_template(template, fmt._environment.environment)
     return fmt
+
 
 # %% ../../nbs/02d_llamacpp.ipynb #34fc40f7
 class LlamaCppModel(Model):
@@ -181,6 +96,7 @@ class LlamaCppModel(Model):
         self.bos_token, self.eos_token = special(llm.token_bos()), special(llm.token_eos())
         if template:
             self._chat = bounded_chat_formatter(template, self.eos_token, self.bos_token)  # a stranger's template: rendered within bounds
+            if kind == 'chat': check_chat_template(lambda m: self._chat(messages=m).prompt)  # and tried at load
 
     def render(self, prompt) -> str:
         "The exact text the model continues."

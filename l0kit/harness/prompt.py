@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, asdict
 from .config import ConfigError
 
 # %% auto #0
-__all__ = ['PromptError', 'Prompt', 'sha256_hex', 'prompt_hash', 'render_raw', 'render_chat']
+__all__ = ['PromptError', 'Prompt', 'sha256_hex', 'prompt_hash', 'render_raw']
 
 # %% ../../nbs/01_prompt.ipynb #ce906ad7
 class PromptError(ConfigError):
@@ -54,9 +54,3 @@ def render_raw(prompt) -> str:
     "The raw text a base model continues: the message contents, then the assistant prefix if any."
     p = Prompt.coerce(prompt)
     return '\n\n'.join(m['content'] for m in p.messages) + (p.assistant_prefix or '')
-
-def render_chat(prompt, tokenizer) -> str:
-    "The text a chat model continues: its chat template up to the assistant turn, then the assistant prefix if any."
-    p = Prompt.coerce(prompt)
-    text = tokenizer.apply_chat_template(p.messages, tokenize=False, add_generation_prompt=True)
-    return text + (p.assistant_prefix or '')

@@ -7,7 +7,8 @@ from __future__ import annotations
 import importlib.metadata, os, shutil, tempfile, time
 from pathlib import Path
 from .models import Model, Completion, ModelUnavailable, ModelSpecError, prepare, budget, truncate_at_stop, fit_context
-from .prompt import render_chat, render_raw
+from .prompt import Prompt, render_raw
+from .chat_template import check_chat_template, render_chat
 from fastcore.basics import patch
 
 # %% auto #0
@@ -50,6 +51,7 @@ class TransformersModel(Model):
         if kind not in ('chat', 'base'): raise ModelSpecError(f"kind must be auto, chat or base, got {kind!r}")
         if kind == 'chat' and not getattr(tokenizer, 'chat_template', None):
             raise ModelSpecError(f"{name} has no chat template; load it with kind=base")
+        if kind == 'chat': check_chat_template(lambda m: render_chat(Prompt(m), tokenizer))  # a stranger's template, tried at load
         self.kind = kind
         tokenizer.padding_side = 'left'
         if tokenizer.pad_token is None: tokenizer.pad_token = tokenizer.eos_token
@@ -165,6 +167,7 @@ def _load(path: str, gguf_file: str | None, name: str, device: str, dtype: str, 
     kw = dict(gguf_file=gguf_file) if gguf_file else {}
     try:
         tok = AutoTokenizer.from_pretrained(path, local_files_only=True, **kw)
+        if kind != 'base' and getattr(tok, 'chat_template', None): check_chat_template(lambda m: render_chat(Prompt(m), tok))  # before the weights
         model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=resolve_dtype(dtype, device), **kw)
     except (OSError, ValueError) as e:
         raise ModelUnavailable(f"could not load {name}: {e}") from None
