@@ -182,7 +182,6 @@ def test_a_killed_caller_leaves_no_worker(tmp_path):
 def test_the_card_records_what_was_trained_on_and_what_was_skipped_for_length(tmp_path):
     "At max_example_tokens=700 the stream's items 1, 2, 4, 5, 6, 8, 9, 10 are skipped (1,295, 2,095, 711, 814, 858, 805, 821 and 788 tokens), 0, 3, 7, 11 trained on."
     import dataclasses
-    from l0kit.train import model_card
     cfg = dataclasses.replace(get_train_preset('quick', small=True), max_example_tokens=700, steps=1, warmup=1)
     card = train(cfg, tmp_path / 'org', progress=False)
     r = card['trained_on']
