@@ -8,7 +8,7 @@ import math, warnings, zlib
 from statistics import NormalDist
 import numpy as np
 import pandas as pd
-from ..harness.scoring import pass_at_k, bootstrap_means, majority_winners
+from ..harness.scoring import pass_at_k, bootstrap_ci, bootstrap_means, majority_winners
 
 # %% auto #0
 __all__ = ['SINGLE', 'WITHIN', 'PARTLY', 'BEYOND', 'items_by_id', 'score_responses', 'majority_votes', 'pass_at_k_per_program',
@@ -288,7 +288,6 @@ def constant_hazard_check(scores: pd.DataFrame,  # scored responses
                           seed: int = 0,  # seed of the draws
                          ) -> pd.DataFrame:
     "Per split: observed accuracy (%) with its bootstrap interval over programs, the accuracy (%) the constant hazard predicts, and whether it falls inside."
-    from l0kit.harness.scoring import bootstrap_ci
     per, rows = _program_exposure(scores), {}
     for split in split_order(scores):
         p = per[per["split"] == split]
