@@ -5,6 +5,7 @@
 # %% ../nbs/70_train.ipynb #99af8c6f
 from __future__ import annotations
 import dataclasses, json, math, os, platform, re, shutil, sys, tempfile, time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 import l0kit
@@ -17,10 +18,11 @@ from .l0.prompts import PROMPT_SETUPS
 
 # %% auto #0
 __all__ = ['ORGANISM_GEN', 'SPECIALS', 'PIECE', 'CHAT_TEMPLATE', 'ARCHS', 'TRAIN_LIMITS', 'OPTIMIZERS', 'TRAIN_PRESETS',
-           'ORGANISM_FILES', 'MAX_TRAIN_PARAMETERS', 'organism_gen', 'trace_alphabet', 'make_tokenizer', 'TrainConfig',
-           'get_train_preset', 'training_examples', 'prompt_of', 'encode_example', 'training_batches', 'collate',
-           'make_model', 'n_params', 'lr_at', 'newton_schulz', 'muon', 'make_optimizers', 'organisms_dir',
-           'default_out', 'machine', 'model_card', 'save_organism', 'is_organism', 'replaceable', 'load_card', 'train',
+           'TOKEN_BIN', 'ORGANISM_FILES', 'MAX_TRAIN_PARAMETERS', 'organism_gen', 'trace_alphabet', 'make_tokenizer',
+           'TrainConfig', 'get_train_preset', 'training_examples', 'prompt_of', 'encode_example', 'training_batches',
+           'collate', 'trained_items', 'trained_programs', 'step_bin', 'length_record', 'make_model', 'n_params',
+           'lr_at', 'newton_schulz', 'muon', 'make_optimizers', 'organisms_dir', 'default_out', 'machine',
+           'trained_on_lines', 'model_card', 'save_organism', 'is_organism', 'replaceable', 'load_card', 'train',
            'check_out', 'check_machine', 'approx_parameters', 'checkpoint_path', 'train_command', 'register_cli',
            'token_kind', 'token_accuracy', 'greedy_right', 'skills_over_training', 'organism_rows', 'mean_reward',
            'grpo_organism']
@@ -191,15 +193,16 @@ def encode_example(item: dict, tok, setup: str = 'default', shots: int = 4, vote
 
 # %% ../nbs/70_train.ipynb #f8ae65ed
 def training_batches(cfg: TrainConfig, tok):
-    "The endless stream of (batch, items): `batch_size` encoded examples of at most `max_example_tokens` tokens each."
+    "The endless stream of (batch, items, skipped): `batch_size` encoded examples of at most `max_example_tokens` tokens, and (target steps, tokens) of those skipped for length on the way."
     stream = training_examples(cfg)
     while True:
-        batch, items = [], []
+        batch, items, skipped = [], [], []
         while len(batch) < cfg.batch_size:
             item = next(stream)
             ex = encode_example(item, tok, cfg.setup, cfg.shots, item['index'] % 64, cfg.demo_loss)  # voters 0-63: demonstrations in every order
             if len(ex[0]) <= cfg.max_example_tokens: batch.append(ex); items.append(item)
-        yield batch, items
+            else: skipped.append((item['steps'], len(ex[0])))
+        yield batch, items, skipped
 
 def collate(examples: list, pad_id: int):
     "Right-padded input ids, attention mask and labels (-100 where nothing is learned and on padding)."
@@ -211,6 +214,33 @@ def collate(examples: list, pad_id: int):
     for r, (x, y) in enumerate(examples):
         ids[r, :len(x)] = torch.tensor(x); mask[r, :len(x)] = 1; labels[r, :len(y)] = torch.tensor(y)
     return ids, mask, labels
+
+# %% ../nbs/70_train.ipynb #64edee4f
+def trained_items(cfg: TrainConfig, programs: int) -> list[dict]:
+    "The first `programs` items `training_batches` feeds the model (after the length filter): what an organism of `cfg` that read `programs` trained on."
+    batches, items = training_batches(cfg, make_tokenizer(max(64, cfg.gen.max_code_lines))), []
+    while len(items) < programs: items += next(batches)[1]
+    return items[:programs]
+
+def trained_programs(cfg: TrainConfig, programs: int) -> set[str]:
+    "The distinct program texts among `trained_items`: the builder's de-duplication key, to compare an evaluation set with."
+    return {it['program'] for it in trained_items(cfg, programs)}
+
+# %% ../nbs/70_train.ipynb #cb8033d4
+TOKEN_BIN = 128  # the model card's bins of example lengths, in tokens
+
+def step_bin(steps: int) -> str:
+    "The ladder rung of a target step count: '1-4', then powers of two ('5-8', '9-16', '17-32', ...)."
+    if steps <= 4: return '1-4'
+    hi = 1 << (steps - 1).bit_length()
+    return f"{hi // 2 + 1}-{hi}"
+
+def length_record(trained: list, skipped: list) -> dict:
+    "The card's record of the (target steps, tokens) of the examples trained on and of those skipped for length: counts and longest."
+    count = lambda xs: {str(k): n for k, n in sorted(Counter(xs).items())}
+    return {'target_steps': count(s for s, _ in trained), 'example_tokens': count(TOKEN_BIN * (t // TOKEN_BIN) for _, t in trained),
+            'longest_target_steps': max((s for s, _ in trained), default=0), 'longest_example_tokens': max((t for _, t in trained), default=0),
+            'skipped_for_length': len(skipped), 'skipped_target_steps': count(s for s, _ in skipped)}
 
 # %% ../nbs/70_train.ipynb #c4a1d2c2
 def _layer_types(layers: int) -> list[str]: return ['conv' if i % 2 == 0 else 'full_attention' for i in range(layers)]
@@ -299,6 +329,24 @@ def machine() -> dict:
 _ARCH_WORDS = {'llama': 'Llama architecture', 'lfm2': 'LFM2 architecture: short convolutions and attention in turn'}
 _OPT_WORDS = {'adamw': 'AdamW', 'muon': 'Muon (AdamW on embeddings and norms)'}
 
+def _by_rung(counts: dict) -> dict:
+    "Counts by target steps (the card's `trained_on` keys) summed by ladder rung, shortest first."
+    out = {}
+    for steps, n in sorted(((int(s), n) for s, n in counts.items())): out[step_bin(steps)] = out.get(step_bin(steps), 0) + n
+    return out
+
+def trained_on_lines(card: dict) -> list[str]:
+    "The model card's section on what the organism trained on: examples kept and skipped for length by ladder rung, their lengths, the longest trace."
+    r, head = card.get('trained_on'), "## What it trained on"
+    if not isinstance(r, dict): return [head, "- target steps and lengths of the examples trained on, and those skipped for length: not recorded (a card of an older kit)"]
+    kept, skipped = _by_rung(r['target_steps']), _by_rung(r['skipped_target_steps'])
+    rows = [f"| {b} | {kept.get(b, 0):,} | {skipped.get(b, 0):,} |" for b in sorted({*kept, *skipped}, key=lambda b: int(b.split('-')[0]))]
+    tokens = ', '.join(f"{int(t):,}-{int(t) + TOKEN_BIN - 1:,}: {n:,}" for t, n in sorted(r['example_tokens'].items(), key=lambda kv: int(kv[0])))
+    return [head, f"Examples over {card['config']['max_example_tokens']:,} tokens were skipped: {r['skipped_for_length']:,} of them.", "",
+            "| target steps | examples trained on | skipped for length |", "|---|---|---|", *rows, "",
+            f"- example lengths in tokens: {tokens or 'none'}; the longest {r['longest_example_tokens']:,}",
+            f"- the longest trace trained on has {r['longest_target_steps']} steps: test traces longer than that measure length extrapolation"]
+
 def model_card(card: dict) -> str:
     "The README.md of a saved organism: what it is, what it was trained on, how long, where, and how to evaluate it."
     c, m = card['config'], card['machine']
@@ -313,9 +361,11 @@ def model_card(card: dict) -> str:
         "## Data",
         f"- programs of {g['min_code_lines']}-{g['max_code_lines']} lines, lists of {g['min_list_len']}-{g['max_list_len']} "
         f"numbers below {g['max_num']}, while bounds below {g['max_while_loop']}; test traces of at most {c['max_target_steps']} steps "
-        f"(mean {card['mean_target_steps']})",
+        f"in examples of at most {c.get('max_example_tokens', 1024):,} tokens (mean {card['mean_target_steps']} steps; what was kept: below)",
         f"- {card['programs']:,} programs (a fresh one each time), {card['tokens']:,} tokens read, {card['trace_tokens']:,} of them trace tokens "
         f"(the loss is on trace tokens only: {'the test trace and the demonstrations' if c.get('demo_loss') else 'the test trace'})",
+        "",
+        *trained_on_lines(card),
         "",
         "## Model and training",
         f"- {card['parameters']:,} parameters: hidden {c['hidden_size']}, {c['layers']} layers, {c['heads']} heads, MLP {c['intermediate_size']}, "
@@ -380,7 +430,6 @@ def load_card(path) -> dict:
     if not (isinstance(card, dict) and isinstance(card.get('config'), dict)):
         raise ConfigError(f"{p} is not a training card of the kit's (a JSON object with a 'config' mapping)")
     return card
-
 
 # %% ../nbs/70_train.ipynb #e0642b13
 def train(cfg: TrainConfig, out=None, progress: bool = True, force: bool = False, log_every: int = 10,
@@ -447,13 +496,13 @@ def _train_here(cfg: TrainConfig, out: Path, *args, rank: int = 0, **kwargs) -> 
     return card
 
 # %% ../nbs/70_train.ipynb #a7c1e0d2
-def _card(cfg, model, step, programs, tokens, answer_tokens, steps_seen, losses, curve, seconds) -> dict:
+def _card(cfg, model, step, programs, tokens, answer_tokens, steps_seen, losses, curve, seconds, lengths: dict) -> dict:
     "The training card after `step` steps (a checkpoint's when `step < cfg.steps`)."
     part = f" (checkpoint: step {step} of {cfg.steps})" if step < cfg.steps else ''
     return {'description': f"a {n_params(model):,}-parameter model trained by the kit on its own traces{part}",
             'name': f"organism-{cfg.name}-s{cfg.seed}", 'config': cfg.to_dict(), 'parameters': n_params(model),
             'steps': step, 'programs': programs, 'tokens': tokens, 'trace_tokens': answer_tokens,
-            'mean_target_steps': round(sum(steps_seen) / len(steps_seen), 2), 'final_loss': round(sum(losses[-20:]) / len(losses[-20:]), 4),
+            'mean_target_steps': round(sum(steps_seen) / len(steps_seen), 2), 'trained_on': lengths, 'final_loss': round(sum(losses[-20:]) / len(losses[-20:]), 4),
             'loss_curve': curve, 'seconds': round(seconds, 1), 'tokens_per_second': round(tokens / seconds, 1), 'machine': machine()}
 
 def _learned(example) -> int:
@@ -480,12 +529,13 @@ def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, che
     batches = training_batches(cfg, tok)
     from tqdm.auto import tqdm
     bar = tqdm(range(cfg.steps), desc=f"train {cfg.name}", unit='step', disable=not progress or rank > 0, dynamic_ncols=True, file=sys.stderr)
-    losses, curve, tokens, answer_tokens, programs, steps_seen = [], [], 0, 0, 0, []
+    losses, curve, tokens, answer_tokens, programs, steps_seen, kept, skipped = [], [], 0, 0, 0, [], [], []
     t0 = time.perf_counter()
     model.train()
     for step in bar:
-        batch, items = next(batches)
+        batch, items, dropped = next(batches)
         steps_seen += [it['steps'] for it in items]
+        kept += [(it['steps'], len(ex[0])) for it, ex in zip(items, batch)]; skipped += dropped  # the card's record of what was trained on
         learned = [_learned(ex) for ex in batch]  # counted once: this worker's share of the loss, and the card's trace tokens
         by_length = sorted(range(len(batch)), key=lambda i: len(batch[i][0]))
         share = by_length[rank::cfg.workers]  # every worker a share of short and long examples: balanced, little padding
@@ -506,9 +556,10 @@ def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, che
             bar.set_postfix(loss=f"{curve[-1][1]:.3f}", tok_s=f"{tokens / (time.perf_counter() - t0):.0f}", refresh=False)
         if rank == 0 and checkpoint_every and (step + 1) % checkpoint_every == 0 and step + 1 < cfg.steps:  # saving draws no random numbers
             save_organism(model, tok, _card(cfg, model, step + 1, programs, tokens, answer_tokens, steps_seen, losses, curve,
-                                            time.perf_counter() - t0), out.with_name(f"{out.name}.step{step + 1}") if keep_checkpoints else checkpoint_path(out))
+                                            time.perf_counter() - t0, length_record(kept, skipped)), out.with_name(f"{out.name}.step{step + 1}") if keep_checkpoints else checkpoint_path(out))
     bar.close()
-    return model, tok, _card(cfg, model, cfg.steps, programs, tokens, answer_tokens, steps_seen, losses, curve, time.perf_counter() - t0)
+    return model, tok, _card(cfg, model, cfg.steps, programs, tokens, answer_tokens, steps_seen, losses, curve, time.perf_counter() - t0,
+                             length_record(kept, skipped))
 
 # %% ../nbs/70_train.ipynb #c93d4e17
 _RELAYED = {'ConfigError': ConfigError, 'FileNotFoundError': FileNotFoundError, 'PermissionError': PermissionError, 'OSError': OSError,

@@ -349,3 +349,40 @@ def test_report_cli_validates_taxonomy_on_simulated_runs(tmp_path, capsys):
     save_dataset({"short": items}, {"config": {"gen": {"max_trace_steps": 500}}, "counts": {"short": len(items)}}, tmp_path / "data")
     assert main(["report", str(tmp_path), "--data", str(tmp_path / "data"), "--set", f"errors={tmp_path / 'err'}"]) == 0
     assert "Injected (simulated model) vs classified first errors: accuracy 1.000" in capsys.readouterr().out
+
+# ---- the constant hazard measured by program (issue 35) -------------------------------------------------------
+def _hazard_scores():
+    "Three programs of three voters by hand: x1 (10 steps) errs at step 3 thrice, x2 (10 steps) is right thrice, y1 (5 steps) errs at steps 5, 1 and 5."
+    rows = [("x1", "x", 10, False, 2)] * 3 + [("x2", "x", 10, True, 10)] * 3 + [("y1", "y", 5, False, 4), ("y1", "y", 5, False, 0), ("y1", "y", 5, False, 4)]
+    return pd.DataFrame([dict(id=i, split=s, target_steps=t, correct=c, failure=None if c else "mismatch", steps_to_error=e)
+                         for i, s, t, c, e in rows])
+
+def test_hazards_by_split_are_errors_over_steps_attempted():
+    from l0kit.l0.analysis import hazard_by_split, per_step_error_rate
+    h = hazard_by_split(_hazard_scores())
+    # x: 3 errors in 3 * 3 + 3 * 10 = 39 steps; y: 3 errors in 5 + 1 + 5 = 11 steps; pooled 6 in 50
+    assert h.loc["x", ["errors", "steps attempted"]].tolist() == [3, 39] and h.loc["y", ["errors", "steps attempted"]].tolist() == [3, 11]
+    assert h.loc["x", "hazard"] == pytest.approx(3 / 39) and h.loc["y", "hazard"] == pytest.approx(3 / 11)
+    assert h.loc["x", ["low", "high"]].tolist() == pytest.approx([0, 6 / 18])   # x1x1: 6/18, x1x2: 3/39, x2x2: 0/60
+    assert per_step_error_rate(_hazard_scores())["rate"] == pytest.approx(6 / 50)
+
+def test_the_fit_interval_resamples_programs_within_splits():
+    "A program's voters travel together: x draws x1x1 (6/18), x1x2 (3/39) or x2x2 (0/60) with chances 1/4, 1/2, 1/4, each with y1's 3 errors in 11 steps."
+    from l0kit.l0.analysis import program_bootstrap_rate
+    b = program_bootstrap_rate(_hazard_scores(), seed=3)
+    assert (b["low"], b["high"]) == (pytest.approx(3 / 71), pytest.approx(9 / 29))   # x2x2 + y1: 3/71; x1x1 + y1: 9/29
+    assert b["rate"] == pytest.approx(6 / 50) and b["programs"] == 3
+
+def test_constant_hazard_check_says_where_the_prediction_leaves_the_interval():
+    from l0kit.l0.analysis import constant_hazard_check
+    chk = constant_hazard_check(_hazard_scores(), {"rate": 0.125, "low": 0.1, "high": 0.2})
+    assert chk.loc["x", "predicted"] == pytest.approx(100 * 0.875 ** 10) and chk.loc["x", "inside"]   # 26.3 % in [0, 100]
+    assert chk.loc["y", "predicted"] == pytest.approx(100 * 0.875 ** 5) and not chk.loc["y", "inside"]  # 51.3 %, both programs wrong
+    assert chk.loc["y", "predicted low"] == pytest.approx(100 * 0.8 ** 5) and chk.loc["y", "predicted high"] == pytest.approx(100 * 0.9 ** 5)
+    ends = constant_hazard_check(_hazard_scores(), {"rate": 0.125, "low": 1.0, "high": 1.0})   # ends that predict 0 %, y's accuracy
+    assert not ends.loc["y", "inside"]   # the point prediction is judged, not the ends of its interval
+
+def test_rungs_beyond_the_trained_lengths():
+    from l0kit.l0.analysis import beyond_trained, WITHIN, BEYOND
+    bt = beyond_trained(_hazard_scores(), longest=5)
+    assert bt["length"].to_dict() == {"y": WITHIN, "x": BEYOND} and bt.loc["x", "programs beyond"] == 2

@@ -178,3 +178,34 @@ def test_a_killed_caller_leaves_no_worker(tmp_path):
     deadline = time.time() + 30
     while workers() and time.time() < deadline: time.sleep(0.5)
     assert not workers()
+
+def test_the_card_records_what_was_trained_on_and_what_was_skipped_for_length(tmp_path):
+    "At max_example_tokens=700 the stream's items 1, 2, 4, 5, 6, 8, 9, 10 are skipped (1,295, 2,095, 711, 814, 858, 805, 821 and 788 tokens), 0, 3, 7, 11 trained on."
+    import dataclasses
+    cfg = dataclasses.replace(get_train_preset('quick', small=True), max_example_tokens=700, steps=1, warmup=1)
+    card = train(cfg, tmp_path / 'org', progress=False)
+    r = card['trained_on']
+    assert r['target_steps'] == {'3': 2, '5': 1, '6': 1}                         # items 0, 3, 7, 11: 6, 5, 3 and 3 steps
+    assert r['example_tokens'] == {'512': 1, '640': 3}                           # 666, 672, 619 and 642 tokens
+    assert (r['longest_target_steps'], r['longest_example_tokens']) == (6, 672)
+    assert r['skipped_for_length'] == 8
+    assert r['skipped_target_steps'] == {'3': 1, '4': 1, '5': 2, '6': 1, '9': 1, '20': 1, '40': 1}
+    readme = (tmp_path / 'org' / 'README.md').read_text()
+    assert '| 1-4 | 2 | 2 |' in readme and '| 17-32 | 0 | 1 |' in readme and '| 33-64 | 0 | 1 |' in readme   # by ladder rung
+    assert 'the longest trace trained on has 6 steps' in readme
+
+def test_trained_programs_are_those_fed_after_the_length_filter():
+    "The overlap key: the program texts of the items training fed (0, 3, 7, 11 at 700 tokens), not the first items of the unfiltered stream."
+    import dataclasses, itertools
+    from l0kit.train import trained_items, trained_programs
+    cfg = dataclasses.replace(get_train_preset('quick', small=True), max_example_tokens=700)
+    stream = {it['index']: it['program'] for it in itertools.islice(training_examples(cfg), 12)}
+    assert [it['index'] for it in trained_items(cfg, 4)] == [0, 3, 7, 11]
+    assert trained_programs(cfg, 4) == {stream[i] for i in (0, 3, 7, 11)}
+
+def test_a_card_without_the_record_still_loads_and_says_not_recorded(organism, tmp_path):
+    from l0kit.train import model_card
+    old = {k: v for k, v in load_card(organism).items() if k != 'trained_on'}   # a card written before the kit recorded it
+    (tmp_path / 'train_card.json').write_text(json.dumps(old))
+    assert load_card(tmp_path)['name'] == old['name']
+    assert 'not recorded' in model_card(old) and '## What it trained on' in model_card(old)

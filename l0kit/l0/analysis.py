@@ -8,12 +8,13 @@ import math, warnings, zlib
 from statistics import NormalDist
 import numpy as np
 import pandas as pd
-from ..harness.scoring import pass_at_k, bootstrap_means, majority_winners
+from ..harness.scoring import pass_at_k, bootstrap_ci, bootstrap_means, majority_winners
 
 # %% auto #0
-__all__ = ['SINGLE', 'items_by_id', 'score_responses', 'majority_votes', 'pass_at_k_per_program', 'split_order', 'summarize_l0',
-           'summary_intervals', 'pass_maj_table', 'thought_tokens_table', 'complete_programs', 'survival_curve',
-           'per_step_error_rate']
+__all__ = ['SINGLE', 'WITHIN', 'PARTLY', 'BEYOND', 'items_by_id', 'score_responses', 'majority_votes', 'pass_at_k_per_program',
+           'split_order', 'summarize_l0', 'summary_intervals', 'pass_maj_table', 'thought_tokens_table',
+           'complete_programs', 'survival_curve', 'per_step_error_rate', 'program_bootstrap_rate', 'hazard_by_split',
+           'constant_hazard_check', 'beyond_trained']
 
 # %% ../../nbs/15a_l0_analysis.ipynb #426b7f3c
 def items_by_id(items) -> dict:
@@ -233,3 +234,82 @@ def per_step_error_rate(scores: pd.DataFrame,  # scored responses
     half = z * math.sqrt(p * (1 - p) / e + z * z / (4 * e * e)) / (1 + z * z / e)
     return dict(rate=p, low=max(0.0, centre - half), high=min(1.0, centre + half), errors=d, steps=e,
                 confidence=confidence)
+
+# %% ../../nbs/15a_l0_analysis.ipynb #4b6899eb
+def _program_exposure(scores: pd.DataFrame) -> pd.DataFrame:
+    "One row per program: its split, target steps, responses, single-attempt accuracy, and errors and steps attempted over its responses."
+    step, failed = _events(scores)
+    df = pd.DataFrame({"id": scores["id"].to_numpy(), "split": scores["split"].to_numpy(), "errors": failed.astype(np.int64),
+                       "steps": step, "correct": scores["correct"].to_numpy(float), "target_steps": scores["target_steps"].to_numpy()})
+    return df.groupby("id", sort=False).agg(split=("split", "first"), target_steps=("target_steps", "first"), responses=("errors", "size"),
+                                            accuracy=("correct", "mean"), errors=("errors", "sum"), steps=("steps", "sum"))
+
+# %% ../../nbs/15a_l0_analysis.ipynb #b487ac77
+def _bootstrap_rates(programs: pd.DataFrame, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    "errors / steps of `n_resamples` resamples of the programs (`_program_exposure` rows), drawn with replacement within each split."
+    errors, steps = np.zeros(n_resamples), np.zeros(n_resamples)
+    for _, g in programs.groupby("split", sort=False):
+        idx = rng.integers(0, len(g), size=(n_resamples, len(g)))
+        errors += g["errors"].to_numpy()[idx].sum(axis=1); steps += g["steps"].to_numpy()[idx].sum(axis=1)
+    return np.divide(errors, steps, out=np.full(n_resamples, np.nan), where=steps > 0)
+
+def program_bootstrap_rate(scores: pd.DataFrame,  # scored responses
+                           confidence: float = 0.95,  # coverage of the interval
+                           n_resamples: int = 2000,  # bootstrap draws
+                           seed: int = 0,  # seed of the draws
+                          ) -> dict:
+    "The constant-hazard fit (`per_step_error_rate`'s p) with a percentile bootstrap interval over programs, resampled within each split."
+    fit = per_step_error_rate(scores, confidence)
+    draws = _bootstrap_rates(_program_exposure(scores), n_resamples, np.random.default_rng(seed))
+    a = (1 - confidence) / 2
+    low, high = np.nanquantile(draws, [a, 1 - a])
+    return {**fit, "low": float(low), "high": float(high), "programs": int(scores["id"].nunique()), "interval": "bootstrap over programs"}
+
+# %% ../../nbs/15a_l0_analysis.ipynb #f6291c98
+def hazard_by_split(scores: pd.DataFrame,  # scored responses
+                    confidence: float = 0.95,  # coverage of each interval
+                    n_resamples: int = 2000,  # bootstrap draws
+                    seed: int = 0,  # seed of the draws
+                   ) -> pd.DataFrame:
+    "Per split, shortest first: the constant-hazard fit within it (errors / steps attempted) with a bootstrap interval over its programs."
+    per, a, rows = _program_exposure(scores), (1 - confidence) / 2, {}
+    for split in split_order(scores):
+        p = per[per["split"] == split]
+        low, high = np.nanquantile(_bootstrap_rates(p, n_resamples, np.random.default_rng(seed)), [a, 1 - a])
+        rows[split] = {"programs": len(p), "target steps": p["target_steps"].mean(), "errors": int(p["errors"].sum()),
+                       "steps attempted": int(p["steps"].sum()), "hazard": p["errors"].sum() / p["steps"].sum(), "low": low, "high": high}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("split")
+
+# %% ../../nbs/15a_l0_analysis.ipynb #e112c747
+def constant_hazard_check(scores: pd.DataFrame,  # scored responses
+                          fit: dict,  # a constant-hazard fit: `rate`, `low`, `high` (`program_bootstrap_rate`, `per_step_error_rate`)
+                          confidence: float = 0.95,  # coverage of the observed intervals
+                          n_resamples: int = 2000,  # bootstrap draws
+                          seed: int = 0,  # seed of the draws
+                         ) -> pd.DataFrame:
+    "Per split: observed accuracy (%) with its bootstrap interval over programs, the accuracy (%) the constant hazard predicts, and whether it falls inside."
+    per, rows = _program_exposure(scores), {}
+    for split in split_order(scores):
+        p = per[per["split"] == split]
+        lo, hi = bootstrap_ci(p["accuracy"].to_numpy(), confidence, n_resamples, seed)
+        predicted = {k: 100 * ((1 - fit[r]) ** p["target_steps"].to_numpy(float)).mean() for k, r in
+                     (("predicted", "rate"), ("predicted low", "high"), ("predicted high", "low"))}
+        rows[split] = {"programs": len(p), "target steps": p["target_steps"].mean(), "accuracy": 100 * p["accuracy"].mean(),
+                       "low": 100 * lo, "high": 100 * hi, **predicted, "inside": bool(100 * lo <= predicted["predicted"] <= 100 * hi)}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("split")
+
+# %% ../../nbs/15a_l0_analysis.ipynb #6b231e0c
+WITHIN, PARTLY, BEYOND = "trained lengths", "partly length extrapolation", "length extrapolation"
+
+def beyond_trained(scores: pd.DataFrame,  # scored responses
+                   longest: int,  # the longest target trace the model trained on (steps)
+                  ) -> pd.DataFrame:
+    "Per split, shortest first: programs, their longest target trace, how many exceed `longest`, and the split's label."
+    per = _program_exposure(scores)
+    rows = {}
+    for split in split_order(scores):
+        t = per.loc[per["split"] == split, "target_steps"]
+        n = int((t > longest).sum())
+        rows[split] = {"programs": len(t), "longest target steps": int(t.max()), "programs beyond": n,
+                       "length": WITHIN if n == 0 else BEYOND if n == len(t) else PARTLY}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("split")
