@@ -8,15 +8,15 @@ __version__ = "0.1.0"
 
 # name -> module that defines it (the plugin API; imported when first asked for)
 _API = {
-    'Benchmark': 'l0kit.harness.benchmark', 'Reading': 'l0kit.harness.benchmark', 'FirstError': 'l0kit.harness.benchmark',
-    'ItemLayout': 'l0kit.harness.benchmark', 'Option': 'l0kit.harness.benchmark', 'answer_part': 'l0kit.harness.benchmark',
-    'first_difference': 'l0kit.harness.benchmark', 'prefix_credit': 'l0kit.harness.benchmark',
-    'read_card': 'l0kit.harness.benchmark', 'stream_seed': 'l0kit.harness.benchmark',
-    'get_benchmark': 'l0kit.harness.benchmark', 'benchmark_names': 'l0kit.harness.benchmark',
-    'register_benchmark': 'l0kit.harness.benchmark',
-    'SimulatedModel': 'l0kit.harness.models', 'Prompt': 'l0kit.harness.prompt',
-    'ConfigError': 'l0kit.harness.config', 'DataError': 'l0kit.harness.config', 'YamlConfig': 'l0kit.harness.config',
-    'check_value': 'l0kit.harness.config', 'safe_name': 'l0kit.harness.config',
+    'Benchmark': 'l0kit.protocol.benchmark', 'Reading': 'l0kit.protocol.benchmark', 'FirstError': 'l0kit.protocol.benchmark',
+    'ItemLayout': 'l0kit.protocol.benchmark', 'Option': 'l0kit.protocol.benchmark', 'answer_part': 'l0kit.protocol.benchmark',
+    'first_difference': 'l0kit.protocol.benchmark', 'prefix_credit': 'l0kit.protocol.benchmark',
+    'read_card': 'l0kit.protocol.benchmark', 'stream_seed': 'l0kit.protocol.benchmark',
+    'get_benchmark': 'l0kit.protocol.benchmark', 'benchmark_names': 'l0kit.protocol.benchmark',
+    'register_benchmark': 'l0kit.protocol.benchmark',
+    'SimulatedModel': 'l0kit.protocol.models', 'Prompt': 'l0kit.protocol.prompt',
+    'ConfigError': 'l0kit.protocol.config', 'DataError': 'l0kit.protocol.config', 'YamlConfig': 'l0kit.protocol.config',
+    'check_value': 'l0kit.protocol.config', 'safe_name': 'l0kit.protocol.config',
 }
 __all__ = ['__version__', *_API]
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import matplotlib
 import l0kit
-from .harness.config import mathtext_safe
+from .protocol.config import mathtext_safe
 
 # %% auto #0
 __all__ = ['IN_TEST', 'ROOT', 'FIGURES', 'shrink', 'repo_root', 'Workspace', 'workspace', 'save_table', 'nothing_to_draw',
@@ -149,8 +149,8 @@ def run_scores(run_dirs: dict,  # run folders by name (one per split, say)
                **options,  # report options of the benchmark (`--set` on the command line)
               ) -> tuple[pd.DataFrame, dict]:
     "The scored responses of the folders together (the harness's report), and why each folder left out was."
-    from l0kit.harness.report import report
-    from l0kit.harness.config import DataError
+    from l0kit.runs.report import report
+    from l0kit.protocol.config import DataError
     parts, left_out = [], {}
     for name, d in run_dirs.items():
         try: parts += [r.scores for r in report([d], **options)]
@@ -160,7 +160,7 @@ def run_scores(run_dirs: dict,  # run folders by name (one per split, say)
 
 def run_records(run_dir) -> pd.DataFrame:
     "A run folder's records (the last of each (id, voter)), failed requests included: times and token counts."
-    from l0kit.harness.report import RESPONSE_COLUMNS
-    from l0kit.harness.runs import read_run
+    from l0kit.runs.report import RESPONSE_COLUMNS
+    from l0kit.runs.format import read_run
     df = pd.DataFrame([vars(r) for r in read_run(run_dir).records], columns=RESPONSE_COLUMNS)
     return df.drop_duplicates(['id', 'voter'], keep='last').reset_index(drop=True)

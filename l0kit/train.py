@@ -9,9 +9,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 import l0kit
-from .harness.config import ConfigError, DataError, YamlConfig, check_value, read_json_file, safe_name
-from .harness.prompt import Prompt
-from .harness.chat_template import render_chat
+from .protocol.config import ConfigError, DataError, YamlConfig, check_value, read_json_file, safe_name
+from .protocol.prompt import Prompt
+from .backends.chat_template import render_chat
 from .l0.generator import GenConfig, ProgramGenerator
 from .l0.dataset import L0DataConfig, SplitSpec, make_candidate, make_demonstrations
 from .l0.prompts import PROMPT_SETUPS
@@ -158,7 +158,7 @@ _BENCHES = {}
 
 def _l0(setup: str, shots: int):
     "The L0 benchmark that `l0kit eval --set setup=S --set shots=N` runs (one per setting, kept)."
-    from l0kit.harness.benchmark import get_benchmark
+    from l0kit.protocol.benchmark import get_benchmark
     if (setup, shots) not in _BENCHES: _BENCHES[setup, shots] = get_benchmark('l0', {'setup': setup, 'shots': shots})
     return _BENCHES[setup, shots]
 
@@ -310,7 +310,7 @@ def make_optimizers(cfg: TrainConfig, model) -> list:
 # %% ../nbs/70_train.ipynb #aeca4191
 def organisms_dir() -> Path:
     "Where organisms are saved by default: `$L0KIT_ORGANISMS`, else `organisms/` in the kit's cache (`$L0KIT_CACHE` or `~/.cache/l0kit`)."
-    from l0kit.harness.transformers_backend import cache_dir
+    from l0kit.backends.hf import cache_dir
     return Path(os.environ.get('L0KIT_ORGANISMS') or cache_dir() / 'organisms')
 
 def default_out(cfg: TrainConfig) -> Path: return organisms_dir() / f"organism-{cfg.name}-s{cfg.seed}"
@@ -706,8 +706,8 @@ def organism_rows(items: list, setup: str = 'default', shots: int = 4) -> list[d
 def mean_reward(model_dir, rows: list, mode: str = 'partial', threads: int = 2) -> float:
     "The mean reward (`reward_function(mode)`) of the model's greedy answers to RL rows, through the `hf:` backend."
     from l0kit.bridges.rl import reward_function
-    from l0kit.harness.models import load_model
-    from l0kit.harness.prompt import Prompt
+    from l0kit.protocol.models import load_model
+    from l0kit.protocol.prompt import Prompt
     reward = reward_function(mode)
     with load_model(f"hf:{model_dir},threads={threads}") as m:
         outs = m.generate([Prompt(r['prompt'], max_new_tokens=len(json.loads(r['extra_info']['item'])['target']) * 12 + 40) for r in rows])

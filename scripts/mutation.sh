@@ -21,7 +21,7 @@ command -v mutmut >/dev/null || { echo "mutmut is missing: pip install -e '.[dev
 
 # group -> mutant name globs (module.x_function for a function, module.xǁClassǁmethod for a method)
 declare -A FUNCS=(
-  [scoring]="l0kit.harness.scoring.x_*"
+  [scoring]="l0kit.protocol.scoring.x_*"
   [l0]="l0kit.l0.metrics.x_clean_response__* l0kit.l0.metrics.x__leading_matches__* l0kit.l0.metrics.x__compare__*
         l0kit.l0.metrics.x__has_extra_steps__* l0kit.l0.metrics.x_score_trace__* l0kit.l0.metrics.x_majority_vote__*
         l0kit.l0.metrics.x_majvote_at_k__* l0kit.l0.metrics.x_vote_key__*"
@@ -32,8 +32,8 @@ declare -A FUNCS=(
         l0kit.sx.benchmark.xǁSXBenchmarkǁread__*"
   [core]="l0kit.corebench.benchmark.x_score_response__* l0kit.corebench.benchmark.x_problem_metrics__* l0kit.corebench.benchmark.x_summarize__*
           l0kit.corebench.benchmark.xǁCoreBenchmarkǁread__* l0kit.corebench.prompts.x_output_correct__* l0kit.corebench.prompts.x_probe_correct__*"
-  [runner]="l0kit.harness.runner.x_check_resume__* l0kit.harness.runner.x_pending_pairs__* l0kit.harness.runner.x_read_turns__*
-            l0kit.harness.runner.x_resume_conversation__* l0kit.harness.runner.x_final_record__* l0kit.harness.runner.x_summarize_run__*"
+  [runner]="l0kit.runs.runner.x_check_resume__* l0kit.runs.runner.x_pending_pairs__* l0kit.runs.runner.x_read_turns__*
+            l0kit.runs.runner.x_resume_conversation__* l0kit.runs.runner.x_final_record__* l0kit.runs.runner.x_summarize_run__*"
 )
 ORDER=(scoring l0 procbench sx core runner)
 groups=("$@"); [ ${#groups[@]} -gt 0 ] || groups=("${ORDER[@]}")

@@ -6,8 +6,8 @@ import pytest
 PLUGIN_API = ['Benchmark', 'Reading', 'FirstError', 'SimulatedModel', 'Prompt', 'ConfigError', 'DataError', 'ItemLayout',
               'Option', 'answer_part', 'first_difference', 'prefix_credit', 'read_card', 'stream_seed', 'get_benchmark',
               'benchmark_names', 'register_benchmark', 'YamlConfig', 'check_value', 'safe_name']
-HOME = {'Benchmark': 'harness.benchmark', 'Reading': 'harness.benchmark', 'SimulatedModel': 'harness.models',
-        'Prompt': 'harness.prompt', 'ConfigError': 'harness.config', 'DataError': 'harness.config', 'safe_name': 'harness.config'}
+HOME = {'Benchmark': 'protocol.benchmark', 'Reading': 'protocol.benchmark', 'SimulatedModel': 'protocol.models',
+        'Prompt': 'protocol.prompt', 'ConfigError': 'protocol.config', 'DataError': 'protocol.config', 'safe_name': 'protocol.config'}
 
 def py(code: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120)
@@ -24,7 +24,7 @@ def test_import_l0kit_is_light():
     "`import l0kit` loads none of the harness (nor pandas) until a name is asked for."
     out = py("import sys, l0kit; print(sorted(m for m in sys.modules if m.startswith('l0kit.') or m == 'pandas'))")
     assert out.returncode == 0 and out.stdout.strip() == '[]', out
-    out = py("import sys, l0kit; l0kit.ConfigError; print('l0kit.harness.config' in sys.modules)")
+    out = py("import sys, l0kit; l0kit.ConfigError; print('l0kit.protocol.config' in sys.modules)")
     assert out.stdout.strip() == 'True', out
 
 @pytest.mark.parametrize('code', ['import l0kit.core', 'import l0kit.core.data', 'import l0kit.sx.data', 'import l0kit.harness.hf',
@@ -40,12 +40,12 @@ def test_no_name_of_an_earlier_layout_imports(code):
                                   ['report', 'RUN', '--pass-maj'], ['report', 'RUN', '--errors', 'D']])
 def test_no_renamed_command_or_hidden_flag(argv):
     "argparse refuses them (exit 2, its usage line), as it does any word the parser does not know."
-    from l0kit.harness.cli import main
+    from l0kit.cli.main import main
     with pytest.raises(SystemExit) as e: main(argv)
     assert e.value.code == 2
 
 def test_a_run_folder_of_format_1_is_refused_in_one_line(tmp_path, capsys):
-    from l0kit.harness.cli import main
+    from l0kit.cli.main import main
     (tmp_path / 'run.json').write_text(json.dumps({'model': 'm', 'benchmark': 'l0', 'split': 's', 'config': {'voters': 3}}))
     (tmp_path / 'responses.jsonl').write_text('')
     assert main(['report', str(tmp_path)]) == 2
@@ -88,14 +88,14 @@ def test_no_import_cycle_in_the_package():
     from pathlib import Path
     import l0kit
     graph = _imports(Path(l0kit.__file__).parent)
-    assert 'l0kit.harness.viewer' not in graph['l0kit.harness.benchmark']
+    assert 'l0kit.view.page' not in graph['l0kit.protocol.benchmark']
     assert _cycle(graph) == [], ' -> '.join(_cycle(graph))
     assert _cycle({'a': {'b'}, 'b': {'c'}, 'c': {'a'}}) == ['a', 'b', 'c', 'a']   # the check finds a cycle it is shown
 
 
 def test_run_json_records_the_benchmark_package_and_the_report_says_when_it_changed(tmp_path, capsys):
     "The plugin's distribution and version (its pyproject says l0kit-sums 0.1.0) go into the data card and run.json; a run made by another version is noted."
-    from l0kit.harness.cli import main
+    from l0kit.cli.main import main
     assert main(['generate', '--benchmark', 'sums', '--out', str(tmp_path / 'data'), '--limit', '2', '--quiet']) == 0
     card = json.loads((tmp_path / 'data' / 'card.json').read_text())
     assert card['benchmark_package'] == {'name': 'l0kit-sums', 'version': '0.1.0'}   # the data card too

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 os.environ.setdefault('HF_DATASETS_OFFLINE', '1'); os.environ.setdefault('HF_HUB_OFFLINE', '1')
-from l0kit.harness.benchmark import get_benchmark
-from l0kit.harness.chat_template import render_chat
-from l0kit.harness.runner import RunConfig
+from l0kit.protocol.benchmark import get_benchmark
+from l0kit.backends.chat_template import render_chat
+from l0kit.runs.runner import RunConfig
 
 SPLITS = {'l0': 'short', 'procbench': 'short', 'sx': 'easy', 'core': 'test'}
 CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
@@ -136,7 +136,7 @@ INSPECT_RUN = """
 import json, sys
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
-from l0kit.harness.benchmark import get_benchmark
+from l0kit.protocol.benchmark import get_benchmark
 from l0kit.bridges.answers import reference_answer
 data, logs = sys.argv[1], sys.argv[2]
 bench = get_benchmark('procbench')

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import ROOT
-from l0kit.harness.benchmark import Benchmark, Turn, answer_part, get_benchmark
-from l0kit.harness.models import Completion, Model
-from l0kit.harness.runner import RunConfig, run_eval, TURNS_DIR
-from l0kit.harness.runs import RESPONSES_FILE, read_records
+from l0kit.protocol.benchmark import Benchmark, Turn, answer_part, get_benchmark
+from l0kit.protocol.models import Completion, Model
+from l0kit.runs.runner import RunConfig, run_eval, TURNS_DIR
+from l0kit.runs.format import RESPONSES_FILE, read_records
 
 DATA = Path(__file__).parent / 'data'
 
@@ -22,7 +22,7 @@ KEYS = ['A', 'A', 'B', 'C', 'B', 'B', 'B']
 
 def test_majority_of_the_first_k_voters():
     "Bug seen: `codes[:k]` -> `codes[-k:]` (the last k voters) makes B win at k = 3."
-    from l0kit.harness.scoring import majority_winners
+    from l0kit.protocol.scoring import majority_winners
     assert majority_winners(KEYS, 3).tolist() == [0]      # A, A, B: A, whose first voter is voter 0
     assert majority_winners(KEYS, 7).tolist() == [2]      # four B of seven: B, first given by voter 2
     assert majority_winners(KEYS, 2).tolist() == [0]      # A, A
@@ -259,7 +259,7 @@ def test_collate_labels_learn_only_the_traces(demo_loss):
     Bug seen: `labels[r, :len(y)] = torch.tensor(y)` -> `torch.tensor(x)` (loss on the prompt too)."""
     pytest.importorskip('transformers')  # the `models` extra (a failure under CI=true)
     import dataclasses
-    from l0kit.harness.chat_template import render_chat
+    from l0kit.backends.chat_template import render_chat
     from l0kit.l0.benchmark import l0_demonstrations
     from l0kit.train import collate, get_train_preset, make_tokenizer, training_batches, _l0
     cfg = dataclasses.replace(get_train_preset('quick', small=True), demo_loss=demo_loss)
@@ -290,8 +290,8 @@ def test_collate_labels_learn_only_the_traces(demo_loss):
 
 BOMB_RUN = textwrap.dedent("""
     import sys, tracemalloc
-    from l0kit.harness.benchmark import get_benchmark
-    from l0kit.harness.config import DataError, MAX_LINE_CHARS
+    from l0kit.protocol.benchmark import get_benchmark
+    from l0kit.protocol.config import DataError, MAX_LINE_CHARS
     b = get_benchmark('l0')
     tracemalloc.start()
     try: b.load(sys.argv[1], 'short'); print('LOADED')
@@ -328,7 +328,7 @@ CONTROLS = ''.join(map(chr, range(0x80, 0xa0))) + '\u200e\u200f\u2028\u2029' + '
 
 def test_terminal_safe_escapes_c1_and_bidi_controls():
     "Every C1 control (U+0080-U+009F) and bidirectional control is written as an escape. Bug seen: `\\x7f-\\x9f` -> `\\x7f`."
-    from l0kit.harness.config import terminal_safe
+    from l0kit.protocol.config import terminal_safe
     for c in CONTROLS + '\x1b\x07\r\x7f':
         got = terminal_safe(f"a{c}b")
         assert c not in got and got == 'a' + c.encode('unicode_escape').decode('ascii') + 'b', repr(c)
@@ -341,8 +341,8 @@ def test_a_label_only_change_under_a_run_is_refused(tmp_path, capsys):
     """One trace line of one L0 target changed (the prompt does not show targets, so every prompt hash still matches):
     a resume and a report both refuse, in one line, and the run's file is untouched.
     Bug seen: the item-hash comparison in `check_resume` removed (`if False and h != r.item_hash`): the resume goes on."""
-    from l0kit.harness.cli import main
-    from l0kit.harness.prompt import prompt_hash
+    from l0kit.cli.main import main
+    from l0kit.protocol.prompt import prompt_hash
     data, run = tmp_path / 'data', tmp_path / 'run'
     b = get_benchmark('l0')
     b.generate(data, limit=2, preset='small')

@@ -1,7 +1,7 @@
 """Every flag and argument of every `l0kit` command says what it is (`--help`), and the command line reads the benchmark
 from a data folder's card."""
 import argparse
-from l0kit.harness.cli import build_parser
+from l0kit.cli.main import build_parser
 
 
 def walk(parser, path=()):

@@ -4,8 +4,8 @@ import asyncio, contextlib, json, os, signal, subprocess, sys, textwrap, threadi
 from pathlib import Path
 import pytest
 from aiohttp import web
-from l0kit.harness.models import GenerationParams, load_model
-from l0kit.harness.runs import read_records
+from l0kit.protocol.models import GenerationParams, load_model
+from l0kit.runs.format import read_records
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -92,8 +92,8 @@ CTRL_C_RUN = textwrap.dedent("""
     import signal, sys
     signal.signal(signal.SIGINT, signal.default_int_handler)   # a background job's children start with Ctrl-C ignored
     import tests.test_runner as t
-    from l0kit.harness.models import load_model
-    from l0kit.harness.runner import RunConfig, run_eval
+    from l0kit.protocol.models import load_model
+    from l0kit.runs.runner import RunConfig, run_eval
     with load_model(sys.argv[2]) as m:
         try: run_eval(t.BENCH(), m, t.ITEMS, sys.argv[1], RunConfig(voters=200), progress=False)
         except KeyboardInterrupt as e: print('INTERRUPTED', e, flush=True); sys.exit(130)
@@ -116,7 +116,7 @@ def test_ctrl_c_keeps_and_counts_what_was_answered(tmp_path):
         assert saved == len(kept) >= 100 and len(kept) < 6 * 200  # exactly what is on disk, and the run was cut short
         assert all(r.error is None for r in kept)  # requests in flight gave up without writing errors
         import tests.test_runner as t
-        from l0kit.harness.runner import RunConfig, run_eval
+        from l0kit.runs.runner import RunConfig, run_eval
         with load_model(spec) as m:
             s = run_eval(t.BENCH(), m, t.ITEMS, run, RunConfig(voters=200), progress=False)
         assert (s['skipped'], s['new'], s['complete']) == (saved, 1200 - saved, 1200)

@@ -2,11 +2,11 @@
 import json, re, subprocess, sys
 import pytest
 from l0kit.l0.benchmark import L0Benchmark
-from l0kit.harness.models import SimulatedModel
-from l0kit.harness.runner import run_eval, RunConfig
-from l0kit.harness.compare import compare, mcnemar_exact
+from l0kit.protocol.models import SimulatedModel
+from l0kit.runs.runner import run_eval, RunConfig
+from l0kit.runs.compare import compare, mcnemar_exact
 
-CLI = [sys.executable, '-c', 'import sys; from l0kit.harness.cli import main; sys.exit(main())']
+CLI = [sys.executable, '-c', 'import sys; from l0kit.cli.main import main; sys.exit(main())']
 
 @pytest.fixture(scope='module')
 def runs(tmp_path_factory):
@@ -73,7 +73,7 @@ def test_interval_is_paired(runs):
 
 def test_the_page_of_two_runs_opens_with_their_comparison(runs, tmp_path):
     "`l0kit view A B`: the page's comparison holds the hand-counted McNemar table and the six disagreeing items; one run has none."
-    from l0kit.harness.viewer import write_page
+    from l0kit.view.page import write_page
     d, ids = runs
     path, _ = write_page([d / 'a', d / 'b'], tmp_path / 'two.html')
     html = path.read_text()

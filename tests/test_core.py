@@ -122,7 +122,7 @@ def test_scoring_realistic_responses(build):
     assert dims['L'] == 100.0 and 0 <= dims['A'] < 100
 
 def test_cli_build(tmp_path):
-    r = subprocess.run([sys.executable, '-c', "import sys; from l0kit.harness.cli import main; sys.exit(main())",
+    r = subprocess.run([sys.executable, '-c', "import sys; from l0kit.cli.main import main; sys.exit(main())",
                         'generate', '--benchmark', 'core', '--out', str(tmp_path)],
                        capture_output=True, text=True, env={**os.environ, 'PYTHONPATH': os.getcwd()})
     assert r.returncode == 0, r.stderr
@@ -141,8 +141,8 @@ def test_simulated_rhda_probe_verdict_reads_its_predicted_output(tmp_path):
     """CoRE's simulated model under RHDA-1: outputs always right, probe answers always wrong (probabilities 1 and 0, so
     no draw decides). Under output feedback no probe is amended (its predicted output is right): one turn each, every
     probe wrong; under the oracle every probe is amended (2 turns) and, amendments right with probability 1, right."""
-    from l0kit.harness.runner import run_eval, RunConfig
-    from l0kit.harness.runs import read_records
+    from l0kit.runs.runner import run_eval, RunConfig
+    from l0kit.runs.format import read_records
     b0 = CoreBenchmark()
     items = [i for i in b0.load() if i['kind'] == 'probe'][:6]
     for fb, turns, right in (('outputs', 1, 0), ('oracle', 2, 1)):

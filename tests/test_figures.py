@@ -168,7 +168,7 @@ def test_procbench_figures_all_zero_draws_nothing(procbench_ns):
 
 def test_report_figures_skips_a_benchmark_that_draws_none_and_says_simulated(tmp_path, capsys):
     "SX draws no figures: `report --figures` says so on stderr and exits 0; an L0 run's figures record that it is simulated."
-    from l0kit.harness.cli import main
+    from l0kit.cli.main import main
     for name, split in (('sx', 'easy'), ('l0', 'short')):
         assert main(['generate', '--benchmark', name, '--out', str(tmp_path / name), '--limit', '2', '--quiet']) == 0
         assert main(['eval', '--data', str(tmp_path / name), '--split', split, '--model', 'simulated', '--voters', '2',

@@ -3,7 +3,7 @@ pass `datasets`' own full verification (`verification_mode='all_checks'`) on eve
 import ast, json, os, re, subprocess, sys
 from pathlib import Path
 import pytest
-from l0kit.harness.benchmark import get_benchmark
+from l0kit.protocol.benchmark import get_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 LOAD = "import datasets, sys; ds = datasets.load_dataset(sys.argv[1], verification_mode='all_checks'); print({k: v.num_rows for k, v in ds.items()})"
@@ -48,8 +48,8 @@ def test_rows_carry_what_the_kit_sends_and_the_reference(tmp_path):
     "Every row's messages are what `l0kit eval` sent (the runner's recorded prompt hash) and its reference reads as right."
     import datasets
     from l0kit.bridges.hf_datasets import export_hf
-    from l0kit.harness.cli import main
-    from l0kit.harness.prompt import Prompt, prompt_hash
+    from l0kit.cli.main import main
+    from l0kit.protocol.prompt import Prompt, prompt_hash
     for name in ('l0', 'procbench'):
         data, bench = tmp_path / name, get_benchmark(name)
         bench.generate(data, limit=2, **({'preset': 'small'} if name == 'l0' else {}))
@@ -67,7 +67,7 @@ def test_rows_carry_what_the_kit_sends_and_the_reference(tmp_path):
 def test_push_to_hub_uploads_the_folder(tmp_path, monkeypatch, capsys):
     "`export hf --push-to-hub` creates the dataset repository and uploads the written folder (HfApi mocked: no network here)."
     import huggingface_hub
-    from l0kit.harness.cli import main
+    from l0kit.cli.main import main
     calls = []
     class FakeApi:
         def create_repo(self, repo_id, **kw): calls.append(('create', repo_id, kw)); return f"https://huggingface.co/datasets/{repo_id}"

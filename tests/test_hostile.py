@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault('HF_DATASETS_OFFLINE', '1'); os.environ.setdefault('HF_HUB_OFFLINE', '1')
-from l0kit.harness.benchmark import get_benchmark
-from l0kit.harness.cli import main
-from l0kit.harness.config import ConfigError, DataError
-from l0kit.harness.runner import RunConfig, run_eval
-from l0kit.harness.runs import read_records
+from l0kit.protocol.benchmark import get_benchmark
+from l0kit.cli.main import main
+from l0kit.protocol.config import ConfigError, DataError
+from l0kit.runs.runner import RunConfig, run_eval
+from l0kit.runs.format import read_records
 
 PWN = "x'); import os; os.system('touch PWNED'); ('"  # a split name that is Python if written unescaped
 
@@ -137,7 +137,7 @@ def test_the_make_it_again_line_quotes_the_card(tmp_path):
 
 @pytest.fixture
 def batch(tmp_path):
-    from l0kit.harness.batch import export_batch
+    from l0kit.runs.batch import export_batch
     from l0kit.l0.benchmark import L0Benchmark, make_l0_item
     from l0kit.l0.examples import FIGURE_1_PROGRAM, FIGURE_1_INPUT
     bench, spec = L0Benchmark(shots=1), 'openai:http://never-contacted/v1#m'
@@ -151,14 +151,14 @@ def batch(tmp_path):
 
 
 def imports(tmp_path, bench, items, spec, lines):
-    from l0kit.harness.batch import import_batch
+    from l0kit.runs.batch import import_batch
     (tmp_path / 'results.jsonl').write_text('\n'.join(lines) + '\n')
     return import_batch(bench, items, tmp_path / 'run', tmp_path / 'results.jsonl', spec, RunConfig(voters=2))
 
 
 def test_a_repeated_custom_id_refuses_the_whole_file(tmp_path, batch):
     "The issue's case: every id twice ('8 responses added' to a 4-request run, the last line winning): refused, nothing written."
-    from l0kit.harness.runs import RunError
+    from l0kit.runs.format import RunError
     bench, items, spec, reqs, line = batch
     lines = [line(r['custom_id'], 'first') for r in reqs] + [line(r['custom_id'], 'second') for r in reqs]
     with pytest.raises(RunError, match=r"line 5 repeats custom_id '0:p0' of line 1.*nothing was imported"): imports(tmp_path, bench, items, spec, lines)
@@ -171,7 +171,7 @@ def test_a_repeated_custom_id_refuses_the_whole_file(tmp_path, batch):
 @pytest.mark.parametrize('usage', [5, {'prompt_tokens': 'many'}, {'completion_tokens': -1}, {'prompt_tokens': True}])
 def test_a_malformed_usage_is_one_line_and_nothing_written(tmp_path, batch, usage):
     "`\"usage\": 5` was a traceback; now the whole file is refused naming the line, and no record is written."
-    from l0kit.harness.runs import RunError
+    from l0kit.runs.format import RunError
     bench, items, spec, reqs, line = batch
     lines = [line(r['custom_id']) for r in reqs[:3]] + [line(reqs[3]['custom_id'], usage=usage)]
     with pytest.raises(RunError, match='line 4: its usage .* is not an object of token counts; nothing was imported'):
@@ -263,7 +263,7 @@ CONTROL = [chr(c) for c in (*range(0, 9), *range(11, 32), *range(127, 160), 0x20
 def test_view_show_and_report_print_no_control_characters(hostile_run, tmp_path):
     "`l0kit view RUN --show` and `l0kit report RUN` print the escapes visibly (`\\x1b`), never the bytes."
     for args in (['view', str(hostile_run), '--show', '--out', str(tmp_path / 'v.html')], ['report', str(hostile_run)]):
-        r = subprocess.run([sys.executable, '-c', 'import sys; from l0kit.harness.cli import main; sys.exit(main())', *args],
+        r = subprocess.run([sys.executable, '-c', 'import sys; from l0kit.cli.main import main; sys.exit(main())', *args],
                            capture_output=True, text=True)
         assert r.returncode == 0, r.stderr[-2000:]
         out = r.stdout + r.stderr
@@ -378,8 +378,8 @@ def test_a_billion_voters_is_refused_at_once(tmp_path, l0_data, capsys):
 
 # 10. Every summary counts what is on disk
 
-from l0kit.harness.models import Model
-from l0kit.harness.benchmark import model_for
+from l0kit.protocol.models import Model
+from l0kit.protocol.benchmark import model_for
 
 
 class Hooked(Model):
@@ -396,7 +396,7 @@ class Hooked(Model):
 
 def test_a_responses_file_removed_during_a_run_is_said(tmp_path, l0_data):
     "Removed mid-run: a run that goes on does not report responses that are nowhere; one that stops says none are saved there."
-    from l0kit.harness.runs import RunError
+    from l0kit.runs.format import RunError
     items = get_benchmark('l0').load(l0_data, 'short')
     def remove(call):
         if call == 3: (tmp_path / 'run' / 'responses.jsonl').unlink()
@@ -412,8 +412,8 @@ def test_a_responses_file_removed_during_a_run_is_said(tmp_path, l0_data):
 FULL_DISK = """
 import resource, signal, sys
 from pathlib import Path
-from l0kit.harness.benchmark import get_benchmark
-from l0kit.harness.runner import RunConfig, run_eval
+from l0kit.protocol.benchmark import get_benchmark
+from l0kit.runs.runner import RunConfig, run_eval
 import tests.test_hostile as t
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, as on a full disk
 data, run = Path(sys.argv[1]), Path(sys.argv[2])
@@ -448,8 +448,8 @@ def load_slow(arg: str = '', **options):
 
 SLOW_CLI = """
 import sys
-from l0kit.harness.models import register_model_kind
-from l0kit.harness.cli import main
+from l0kit.protocol.models import register_model_kind
+from l0kit.cli.main import main
 register_model_kind('slow', 'tests.test_hostile:load_slow')
 sys.exit(main(sys.argv[1:]))
 """
@@ -506,7 +506,7 @@ def test_a_servers_error_text_reaches_the_terminal_escaped(tmp_path, l0_data):
     srv = ThreadingHTTPServer(('127.0.0.1', 0), Rude)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
-        r = subprocess.run([sys.executable, '-c', 'import sys; from l0kit.harness.cli import main; sys.exit(main())', 'eval', '--data', str(l0_data),
+        r = subprocess.run([sys.executable, '-c', 'import sys; from l0kit.cli.main import main; sys.exit(main())', 'eval', '--data', str(l0_data),
                             '--split', 'short', '--voters', '1', '--model', f'openai:http://127.0.0.1:{srv.server_port}/v1#m,max_retries=0',
                             '--out', str(tmp_path / 'run'), '--no-progress'], capture_output=True, text=True, cwd=ROOT, timeout=120)
     finally: srv.shutdown()

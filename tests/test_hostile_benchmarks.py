@@ -6,8 +6,8 @@ such test runs under a time limit), and every refusal is one line."""
 import json, os, re, subprocess, sys, textwrap, time
 from pathlib import Path
 import pytest
-from l0kit.harness.benchmark import get_benchmark
-from l0kit.harness.config import DataError
+from l0kit.protocol.benchmark import get_benchmark
+from l0kit.protocol.config import DataError
 
 ROOT = Path(__file__).resolve().parents[1]
 GIB, MIB = 2**30, 2**20
@@ -28,7 +28,7 @@ def measured(code: str, timeout: float = 120, limit: int = 2 * GIB) -> tuple[int
 
 def cli(*args) -> str:
     "Child code that runs `l0kit ARGS` and exits with its status."
-    return f"from l0kit.harness.cli import main\nsys.exit(main({[str(a) for a in args]!r}))"
+    return f"from l0kit.cli.main import main\nsys.exit(main({[str(a) for a in args]!r}))"
 
 
 def sparse(path: Path, size: int = 4 * GIB, newline_every: int | None = None) -> Path:
@@ -158,7 +158,7 @@ def test_an_sx_file_that_is_a_fifo_is_refused_at_once(tmp_path, what):
     d = sx_folder(tmp_path)
     name = 'card.json' if what == 'card' else 'easy.jsonl'
     (d / name).unlink(); os.mkfifo(d / name)
-    rc, out, err, peak = measured(f"from l0kit.harness.benchmark import get_benchmark\nget_benchmark('sx').load({str(d)!r}, 'easy')", timeout=60)
+    rc, out, err, peak = measured(f"from l0kit.protocol.benchmark import get_benchmark\nget_benchmark('sx').load({str(d)!r}, 'easy')", timeout=60)
     assert rc == 1 and 'is not a regular file' in err.splitlines()[-1]
 
 
@@ -209,7 +209,7 @@ def test_core_published_files_that_are_a_fifo_or_sparse_are_refused_small(tmp_pa
 def test_a_core_items_16_mb_output_is_not_parsed_when_scoring():
     "An item whose expected output is a 16 MB list literal: scored without parsing it (ast.literal_eval of it needs more than 3 GB)."
     rc, out, err, peak = measured("""
-        from l0kit.harness.benchmark import get_benchmark
+        from l0kit.protocol.benchmark import get_benchmark
         out = '[' + '0,' * 8_000_000 + ']'
         item = dict(id='x', kind='io', problem_id='p', impl_id='p_0', func_name='f', input='1', output=out, source_code='def f(x): ...')
         r = get_benchmark('core').read(item, "# Answer:\\n```python\\nassert f(1) == [0, 0]\\n```")
@@ -226,7 +226,7 @@ def test_a_replayed_fifo_is_refused_at_once(tmp_path, where):
     target = tmp_path / 'responses.jsonl'
     os.mkfifo(target)
     spec = f"replay:{target if where == 'file' else tmp_path}"
-    rc, out, err, peak = measured(f"from l0kit.harness.models import load_model\nload_model({spec!r})", timeout=60)
+    rc, out, err, peak = measured(f"from l0kit.protocol.models import load_model\nload_model({spec!r})", timeout=60)
     assert rc == 1 and err.splitlines()[-1].endswith('is not a regular file (a FIFO, a device or a socket); the kit reads data only from regular files')
 
 
@@ -242,7 +242,7 @@ def test_a_sparse_responses_file_is_refused_small(tmp_path):
 
 def test_a_replay_keeps_at_most_its_bound_of_responses(tmp_path, monkeypatch):
     "The bound on the responses a replay keeps, lowered to 1,000 here: the 1,001st refuses the file in one line."
-    import l0kit.harness.replay as replay
+    import l0kit.backends.replay as replay
     monkeypatch.setattr(replay, 'MAX_REPLAY_RECORDS', 1000)
     f = tmp_path / 'responses.jsonl'
     f.write_text(''.join(json.dumps({'id': str(k), 'voter': 0, 'response': 'x', 'extra': 'y' * 100}) + '\n' for k in range(1001)))

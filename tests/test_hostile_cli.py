@@ -16,7 +16,7 @@ def l0kit(*args, cwd=None, env=None, timeout=600) -> subprocess.CompletedProcess
     "The `l0kit` command of this checkout, in a subprocess."
     e = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(ROOT), *filter(None, [(env or {}).get('PYTHONPATH')])]),
          **{k: v for k, v in (env or {}).items() if k != 'PYTHONPATH'}}
-    return subprocess.run([sys.executable, '-c', 'import sys; from l0kit.harness.cli import main; sys.exit(main())', *map(str, args)],
+    return subprocess.run([sys.executable, '-c', 'import sys; from l0kit.cli.main import main; sys.exit(main())', *map(str, args)],
                           capture_output=True, text=True, cwd=cwd, env=e, timeout=timeout)
 
 
@@ -179,7 +179,7 @@ def test_what_the_server_says_of_itself_is_recorded_without_the_key(tmp_path, l0
 
 def test_redaction_keeps_the_error_shape_the_client_parses():
     "`_refused` reads `HTTP 400: {json}`: a redacted body is still that JSON, and its param still found."
-    from l0kit.harness.openai_http import redact
+    from l0kit.backends.openai_http import redact
     body = json.dumps({'error': {'message': f"max_tokens unsupported (auth Bearer {KEY}, also sk-other12345678)", 'param': 'max_tokens'}})
     text = f"HTTP 400: {redact(body, KEY, 300)}"
     err = json.loads(text.partition(': ')[2])['error']
@@ -226,7 +226,7 @@ def test_cards_of_the_wrong_shape_are_one_line(tmp_path, l0_data):
     one_line(l0kit('eval', '--data', no_gen, '--split', 'short', '--model', 'simulated', '--out', tmp_path / 'r2', '--no-progress'),
              'has no generator settings (config.gen)')
     org = tmp_path / 'org'; org.mkdir(); (org / 'train_card.json').write_text('[1, 2]')
-    from l0kit.harness.config import ConfigError
+    from l0kit.protocol.config import ConfigError
     from l0kit.train import load_card
     with pytest.raises(ConfigError, match="not a training card of the kit's"): load_card(org)
 
@@ -263,14 +263,14 @@ BOMBS = {
 RENDER = """
 import json, sys, time
 from types import SimpleNamespace
-from l0kit.harness.chat_template import ChatTemplateError
+from l0kit.backends.chat_template import ChatTemplateError
 msgs, template = [{'role': 'user', 'content': 'hi'}], sys.stdin.read()
 if sys.argv[1] == 'llamacpp':
-    from l0kit.harness.llamacpp import bounded_chat_formatter
+    from l0kit.backends.llamacpp import bounded_chat_formatter
     render = lambda: bounded_chat_formatter(template, '</s>', '<s>')(messages=msgs)
 else:  # the transformers backend's path: a tokenizer's chat_template
-    from l0kit.harness.chat_template import render_chat, _transformers_environment
-    from l0kit.harness.prompt import Prompt
+    from l0kit.backends.chat_template import render_chat, _transformers_environment
+    from l0kit.protocol.prompt import Prompt
     _transformers_environment()  # transformers' own environment, made before the clock starts
     render = lambda: render_chat(Prompt(msgs), SimpleNamespace(chat_template=template, special_tokens_map={'eos_token': '</s>'}))
 t0 = time.perf_counter()
@@ -295,7 +295,7 @@ def test_a_chat_template_bomb_is_refused_within_bounds(name, engine):
 
 def test_a_model_folder_whose_template_is_a_bomb_is_one_line(tmp_path, l0_data):
     "`hf:DIR` whose chat template is a bomb: refused when the model is loaded, in one line, within the memory a real eval needs."
-    from l0kit.harness.tiny_model import tiny_llama_dir
+    from l0kit.backends.tiny_model import tiny_llama_dir
     import shutil
     d = tmp_path / 'model'; shutil.copytree(tiny_llama_dir(), d)
     (d / 'chat_template.jinja').write_text(BOMBS['repeat'])  # where transformers saves a tokenizer's template
@@ -307,7 +307,7 @@ def test_a_real_template_renders_as_llama_cpp_renders_it():
     "The bounds change nothing for a template of the usual kind (namespace, macros, loop, tojson, raise_exception, strftime_now)."
     pytest.importorskip('llama_cpp')
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-    from l0kit.harness.llamacpp import bounded_chat_formatter
+    from l0kit.backends.llamacpp import bounded_chat_formatter
     t = textwrap.dedent("""\
         {%- macro show(m) -%}<|{{ m['role'] }}|>{{ m['content'] | trim }}{%- endmacro -%}
         {%- set ns = namespace(n=0) -%}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from l0kit.harness.config import ConfigError, DataError
+from l0kit.protocol.config import ConfigError, DataError
 from l0kit.l0 import dataset
 from l0kit.l0.benchmark import L0Benchmark
 from l0kit.l0.check import ProgramRejected, check_program
@@ -19,7 +19,7 @@ from l0kit.l0.release import import_release, load_id_list, write_release_format,
 from l0kit.l0.tracer import trace_program, ProgramRuntimeError, UnsupportedProgram
 
 ROOT = Path(__file__).resolve().parents[1]
-CLI = 'import sys; from l0kit.harness.cli import main; sys.exit(main())'
+CLI = 'import sys; from l0kit.cli.main import main; sys.exit(main())'
 
 
 @pytest.fixture(scope='module')

@@ -5,12 +5,12 @@ import gzip, json, os, shutil, subprocess, sys, textwrap
 from pathlib import Path
 import pytest
 
-from l0kit.harness.benchmark import Benchmark, get_benchmark
-from l0kit.harness.cli import main
-from l0kit.harness.config import DataError
-from l0kit.harness.models import Completion, Model
-from l0kit.harness.runner import RunConfig, TURNS_DIR, run_eval
-from l0kit.harness.runs import MAX_RECORD_BYTES, RESPONSES_FILE, iter_records, read_records, scan_lines
+from l0kit.protocol.benchmark import Benchmark, get_benchmark
+from l0kit.cli.main import main
+from l0kit.protocol.config import DataError
+from l0kit.protocol.models import Completion, Model
+from l0kit.runs.runner import RunConfig, TURNS_DIR, run_eval
+from l0kit.runs.format import MAX_RECORD_BYTES, RESPONSES_FILE, iter_records, read_records, scan_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -171,7 +171,7 @@ def test_a_hard_linked_responses_file_is_not_appended_to(tmp_path, l0_data, caps
 
 def test_a_hard_linked_lock_is_not_written(tmp_path):
     "A `.lock` hard-linked to a file elsewhere: refused, the other file untouched."
-    from l0kit.harness.runs import RunError, run_lock
+    from l0kit.runs.format import RunError, run_lock
     elsewhere = tmp_path / 'elsewhere.txt'; elsewhere.write_text('')
     (tmp_path / 'run').mkdir(); os.link(elsewhere, tmp_path / 'run' / '.lock')
     with pytest.raises(RunError, match='other hard link'): run_lock(tmp_path / 'run').__enter__()
@@ -227,7 +227,7 @@ def test_an_endless_line_is_read_in_bounded_memory(tmp_path):
         f.truncate(512 * 2**20); f.seek(0, 2); f.write(b'\n{"id": "a", "voter": 0, "response": "L2,"}\n')
     code = textwrap.dedent(f"""
         import tracemalloc
-        from l0kit.harness.runs import read_records
+        from l0kit.runs.format import read_records
         tracemalloc.start()
         got = read_records({str(run)!r})
         print(len(got.records), len(got.bad), tracemalloc.get_traced_memory()[1])

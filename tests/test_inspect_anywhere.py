@@ -5,7 +5,7 @@ import json, os, subprocess, sys
 from pathlib import Path
 import pytest
 from sim_server import SimServer, text_of
-from l0kit.harness.benchmark import get_benchmark
+from l0kit.protocol.benchmark import get_benchmark
 from l0kit.bridges.answers import reference_answer
 
 ROOT = Path(__file__).resolve().parents[1]

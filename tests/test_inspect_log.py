@@ -4,11 +4,11 @@ reference answers score 1 and answers with one wrong value score 0, as the bench
 import json, os, subprocess, sys
 from pathlib import Path
 import pytest
-from l0kit.harness.benchmark import get_benchmark
-from l0kit.harness.prompt import prompt_hash
-from l0kit.harness.report import report
-from l0kit.harness.runner import RunConfig
-from l0kit.harness.runs import Record, append_records, new_run_meta, write_meta
+from l0kit.protocol.benchmark import get_benchmark
+from l0kit.protocol.prompt import prompt_hash
+from l0kit.runs.report import report
+from l0kit.runs.runner import RunConfig
+from l0kit.runs.format import Record, append_records, new_run_meta, write_meta
 from l0kit.bridges.answers import reference_answer
 from l0kit.bridges.rl import corruptions
 

@@ -5,16 +5,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from l0kit.harness.benchmark import get_benchmark
-from l0kit.harness.models import Model, Completion, load_model, prepare
-from l0kit.harness.runner import run_eval, RunConfig
-from l0kit.harness.runs import read_records
-from l0kit.harness.report import report
+from l0kit.protocol.benchmark import get_benchmark
+from l0kit.protocol.models import Model, Completion, load_model, prepare
+from l0kit.runs.runner import run_eval, RunConfig
+from l0kit.runs.format import read_records
+from l0kit.runs.report import report
 from conftest import run_json
 
 def read_responses(run): return [vars(r) for r in read_records(run).records]
 
-CLI = [sys.executable, '-c', 'import sys; from l0kit.harness.cli import main; sys.exit(main())']
+CLI = [sys.executable, '-c', 'import sys; from l0kit.cli.main import main; sys.exit(main())']
 
 def cli(*args):
     out = subprocess.run(CLI + [str(a) for a in args], capture_output=True, text=True)
@@ -112,7 +112,7 @@ def test_procbench_with_the_embedded_model(tmp_path):
 
 
 def test_experiment_cost_projects_from_measured_batches(tmp_path):
-    "benchmarks/experiment_cost.py: the median batch rate; a split whose requests all failed is not runnable."
+    "perf/experiment_cost.py: the median batch rate; a split whose requests all failed is not runnable."
     def write(split, records):
         d = tmp_path / 'runs' / split; d.mkdir(parents=True)
         (d / 'run.json').write_text(json.dumps(run_json(1, model='m', split=split, model_info={'batch_size': 2})))
@@ -121,7 +121,7 @@ def test_experiment_cost_projects_from_measured_batches(tmp_path):
     write('short', [dict(rec, id=f'p{i}', voter=0, latency_s=4.0 if i < 2 else 6.0) for i in range(4)])  # 2 batches: 10 s
     write('long', [dict(rec, id='q', voter=0, latency_s=0.0, response='', error='prompt of 9000 tokens does not fit',
                         finish_reason='error')])
-    out = subprocess.run([sys.executable, 'benchmarks/experiment_cost.py', str(tmp_path / 'runs'), '--programs', '10', '--voters', '36'],
+    out = subprocess.run([sys.executable, 'perf/experiment_cost.py', str(tmp_path / 'runs'), '--programs', '10', '--voters', '36'],
                          capture_output=True, text=True, cwd=Path(__file__).parents[1])
     assert out.returncode == 0, out.stderr
     assert 'not runnable: prompt of 9000 tokens' in out.stdout

@@ -81,7 +81,7 @@ def test_a_shared_data_set_with_a_shell_command_is_refused_and_nothing_runs(tmp_
                  lambda: load_dataset(tmp_path / 'data', with_traces=True)):
         with pytest.raises(ProgramRejected, match=r"item 'medium-0002', line 2: a call .*refused as a whole"): load()
     from l0kit.l0.benchmark import L0Benchmark
-    from l0kit.harness.benchmark import DataError
+    from l0kit.protocol.benchmark import DataError
     with pytest.raises(DataError, match=r"item 'medium-0002', line 2: a call .*refused as a whole"):  # one line, exit 2 on the CLI
         L0Benchmark().load(tmp_path / 'data', 'short')
     assert not marker.exists()
@@ -108,7 +108,7 @@ def test_a_release_with_a_shell_command_is_refused_and_nothing_runs(tmp_path, ca
     lines[-1] = json.dumps(rec)
     (rel / 'data.jsonl').write_text('\n'.join(lines) + '\n')
     with pytest.raises(ProgramRejected, match=f"item '{rec['id']}', line 2: a call"): import_release(rel)
-    from l0kit.harness.cli import main
+    from l0kit.cli.main import main
     rc = main(['l0', 'import-release', str(rel), '--out', str(tmp_path / 'out')])   # a crash (any exception) fails the test
     err = capsys.readouterr().err
     assert rc == 2 and f"item '{rec['id']}', line 2: a call" in err and len(err.strip().splitlines()) == 1, (rc, err)

@@ -154,7 +154,7 @@ def test_release_import_round_trip_and_safety(tmp_path):
 
 
 def test_cli_generate_and_trace(tmp_path):
-    exe = [sys.executable, '-c', 'import sys; from l0kit.harness.cli import main; sys.exit(main())']
+    exe = [sys.executable, '-c', 'import sys; from l0kit.cli.main import main; sys.exit(main())']
     out = subprocess.run(exe + ['generate', '--preset', 'small', '--out', str(tmp_path / 'd'), '--limit', '2', '--quiet', '--show'],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

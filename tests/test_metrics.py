@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
 from l0kit.l0.metrics import score_trace, majority_vote, clean_response, TraceScore
-from l0kit.harness.scoring import pass_at_k, bootstrap_ci
+from l0kit.protocol.scoring import pass_at_k, bootstrap_ci
 from l0kit.l0.analysis import score_responses, summarize_l0, pass_maj_table, survival_curve
-from l0kit.harness.report import group_responses, group_runs, report
-from l0kit.harness.runs import RunError
+from l0kit.runs.report import group_responses, group_runs, report
+from l0kit.runs.format import RunError
 from conftest import run_json
 from l0kit.l0.taxonomy import VALIDATION_PROGRAMS, _random_inputs, write_errors_jsonl, classify_errors
 from l0kit.l0.tracer import trace_program
@@ -279,7 +279,7 @@ def test_score_trace_equals_plain_reference(target, data):
 
 # ---- the `l0kit report` command -----------------------------------------------------------------------------
 def test_report_cli_all_options(tmp_path, capsys):
-    from l0kit.harness.cli import main
+    from l0kit.cli.main import main
     from l0kit.l0.dataset import save_dataset
     (tmp_path / "run").mkdir()
     items = _make_run(tmp_path / "run", voters=5, garbage=False)
@@ -296,7 +296,7 @@ def test_report_cli_all_options(tmp_path, capsys):
     assert len(list((tmp_path / "err").glob("voter_*/errors.jsonl"))) == 5
 
 def test_report_cli_user_errors_exit_2(tmp_path, capsys):
-    from l0kit.harness.cli import main
+    from l0kit.cli.main import main
     assert main(["report", str(tmp_path / "missing")]) == 2
     assert "is not a run folder (no run.json)" in capsys.readouterr().err
 
@@ -332,7 +332,7 @@ def test_published_small_tables_appear_in_the_paper(table):
 
 def test_report_cli_validates_taxonomy_on_simulated_runs(tmp_path, capsys):
     "Records carrying a simulated model's `meta.injected` get a confusion matrix in `--set errors=DIR` output."
-    from l0kit.harness.cli import main
+    from l0kit.cli.main import main
     from l0kit.l0.taxonomy import corrupt_trace
     rng = np.random.default_rng(0)
     items, lines = [], []

@@ -6,12 +6,12 @@ from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest, requests
 from conftest import missing_server_packages
-from l0kit.harness.benchmark import get_benchmark
+from l0kit.protocol.benchmark import get_benchmark
 from l0kit.l0.benchmark import make_l0_item
-from l0kit.harness.models import GenerationParams, ModelUnavailable, ModelSpecError, load_model
-from l0kit.harness.prompt import Prompt
-from l0kit.harness.runner import RunConfig, run_eval
-from l0kit.harness.runs import read_records
+from l0kit.protocol.models import GenerationParams, ModelUnavailable, ModelSpecError, load_model
+from l0kit.protocol.prompt import Prompt
+from l0kit.runs.runner import RunConfig, run_eval
+from l0kit.runs.format import read_records
 
 SMALL = "def function(x, lst_y, cond_x):\n    lst_y.append(x)\n    if cond_x:\n        x = x + 2\n    lst_y.pop()\n    return\n"
 ITEMS = [make_l0_item(f'small-{k}', SMALL, dict(x=k, lst_y=[k], cond_x=k % 2 == 0), [dict(x=i, lst_y=[], cond_x=i % 3 == 0) for i in range(8)])
@@ -28,7 +28,7 @@ def test_unknown_and_malformed_specs():
     with pytest.raises(ModelSpecError, match='listed twice'): load_model('openai:http://127.0.0.1:1/v1|http://127.0.0.1:1#m')
 
 def test_tiny_llama_runs_the_protocol(tmp_path):
-    from l0kit.harness.tiny_model import tiny_llama_dir
+    from l0kit.backends.tiny_model import tiny_llama_dir
     m = load_model(f'hf:{tiny_llama_dir()},device=cpu,batch_size=4')
     s = run_eval(get_benchmark('l0', shots=2, budget_margin=5), m, ITEMS, tmp_path / 'run', RunConfig(voters=3), progress=False)
     assert (s['complete'], s['failed']) == (9, 0)
@@ -44,7 +44,7 @@ def smol():
     with load_model('smollm2') as m: yield m
 
 def test_smollm2_runs_on_llamacpp_by_default(smol):
-    from l0kit.harness.transformers_backend import smollm2_gguf
+    from l0kit.backends.hf import smollm2_gguf
     info = smol.info()
     assert (info['backend'], info['name'], info['file'], info['context_length']) == ('llamacpp', 'SmolLM2-135M-Instruct', str(smollm2_gguf()[0]), 8192)
 
@@ -82,7 +82,7 @@ def test_smollm2_on_transformers_batched_equals_batch_1_and_writes_traces(tmp_pa
 
 @pytest.mark.model
 def test_gguf_file_loads_through_transformers():
-    from l0kit.harness.transformers_backend import smollm2_gguf
+    from l0kit.backends.hf import smollm2_gguf
     gguf, _ = smollm2_gguf()
     m = load_model(f'gguf:{gguf},device=cpu')
     assert m.kind == 'chat' and m.count_tokens('L2,x:1') > 0
@@ -97,7 +97,7 @@ def _free_port():
 def llama_server():
     if missing := missing_server_packages():
         pytest.fail(f"the llama.cpp server needs {', '.join(missing)}: run scripts/setup.sh (it installs the kit's `server` extra)")
-    from l0kit.harness.transformers_backend import smollm2_gguf
+    from l0kit.backends.hf import smollm2_gguf
     gguf, _ = smollm2_gguf()
     port, log = _free_port(), tempfile.TemporaryFile()  # a file, not a pipe: a full pipe would stop the server
     proc = subprocess.Popen([sys.executable, '-m', 'llama_cpp.server', '--model', str(gguf), '--host', '127.0.0.1', '--port', str(port),
@@ -177,10 +177,10 @@ def test_lm_eval_local_chat_completions_against_the_llama_server(llama_server, t
     "lm_eval as people run it against an OpenAI-compatible server (`local-chat-completions`, `--limit`): budgets at least"
     " `l0kit eval`'s, and every per-sample score equal to `l0kit report` on the same responses."
     from l0kit.bridges.lmeval import export_lmeval
-    from l0kit.harness.prompt import prompt_hash
-    from l0kit.harness.report import report
-    from l0kit.harness.runner import generation_budget
-    from l0kit.harness.runs import Record, append_records, new_run_meta, write_meta
+    from l0kit.protocol.prompt import prompt_hash
+    from l0kit.runs.report import report
+    from l0kit.runs.runner import generation_budget
+    from l0kit.runs.format import Record, append_records, new_run_meta, write_meta
     bench = get_benchmark('l0', shots=1)
     bench.generate(tmp_path / 'data', limit=2, preset='small', seed=3)
     y = export_lmeval(tmp_path / 'data', 'short', tmp_path / 'tasks', 'l0', RunConfig(voters=1), {'shots': 1})

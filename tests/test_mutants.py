@@ -4,11 +4,11 @@ Every expected value is counted by hand in the comment beside it, never computed
 import numpy as np
 import pytest
 
-from l0kit.harness.scoring import (InvalidSampleCounts, bootstrap_ci, bootstrap_means, majority_index, majority_winners,
+from l0kit.protocol.scoring import (InvalidSampleCounts, bootstrap_ci, bootstrap_means, majority_index, majority_winners,
                                    pass_at_k, pd_factorize)
 
 
-# ---------------------------------------------------------------- l0kit.harness.scoring
+# ---------------------------------------------------------------- l0kit.protocol.scoring
 
 def test_majority_index_ties_go_to_the_earliest_first_voter():
     assert majority_index(['a', 'b', 'b', 'a', 'c']) == 0  # a 2, b 2: a's first voter (0) came before b's (1)

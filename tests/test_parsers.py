@@ -2,7 +2,7 @@
 handful of timings.
 
 Degenerate output looks exactly like this: a model stuck repeating a line, a run of newlines, a number that never ends.
-The full grid (every parser on every shape, CPU seconds printed with the machine) is `benchmarks/parsers_speed.py`;
+The full grid (every parser on every shape, CPU seconds printed with the machine) is `perf/parsers_speed.py`;
 here each expected answer is worked out by hand from the parser's documented rule (the comment says how), and a few
 calls that were quadratic before issue 16 are timed.
 """
@@ -102,7 +102,7 @@ def test_repeated_states_are_separate_lists():
     assert p["intermediate"][1] == [1, 2]
 
 
-# --- a handful of timings: each family's slowest call in `benchmarks/parsers_speed.py` (2 CPUs, load 7-11) ---------------
+# --- a handful of timings: each family's slowest call in `perf/parsers_speed.py` (2 CPUs, load 7-11) ---------------
 # (the figures below are an Intel Xeon's; an AMD EPYC of 2026-11-27 takes about twice as long, 0.52-0.59 s for the first two,
 # hence a limit of 1 s: a parser that is quadratic on a megabyte runs for minutes, and STOP_S stops it at 3 s)
 

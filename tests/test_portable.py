@@ -30,7 +30,7 @@ def test_no_machine_path_in_any_tracked_file():
 
 def test_the_pattern_finds_what_it_must():
     "The check itself: a path printed by a warning is found, a URL path or a relative one is not (built in parts: this file names no machine)."
-    assert MACHINE_PATH.search(b'"/' + b'work/main/l0kit/harness/openai_http.py:165: ServerFailover"')
+    assert MACHINE_PATH.search(b'"/' + b'work/main/l0kit/backends/openai_http.py:165: ServerFailover"')
     assert MACHINE_PATH.search(b"Path('/" + b"home/ci/shared/seeds')")
     assert MACHINE_PATH.search(b'<dc:description>{"data": "/' + b'work/main/data/core-seed0"}')  # a figure's SVG metadata
     assert not any(MACHINE_PATH.search(s) for s in (b'../shared/seeds', b'http://x.org' + b'/work' + b'/y', b'tests/data/' + b'work/a', b'/tmp/x'))

@@ -247,7 +247,7 @@ def test_release_loader_reports_disagreements(tmp_path):
 def test_embedded_model_answers_are_scored():
     "SmolLM2-135M through transformers: prompts render, answers parse or come back empty, scores are well formed."
     tr = pytest.importorskip("transformers")
-    from l0kit.harness.transformers_backend import smollm2_dir
+    from l0kit.backends.hf import smollm2_dir
     d = smollm2_dir()   # the GGUF converted once into the kit's cache (other model tests share it)
     tok = tr.AutoTokenizer.from_pretrained(d)
     model = tr.AutoModelForCausalLM.from_pretrained(d, dtype="float32")

@@ -4,10 +4,10 @@ import contextlib, io, json, threading, warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 import pytest
-from l0kit.harness.cli import main
-from l0kit.harness.models import GenerationParams, load_model
-from l0kit.harness.prompt import Prompt
-from l0kit.harness.runs import read_records
+from l0kit.cli.main import main
+from l0kit.protocol.models import GenerationParams, load_model
+from l0kit.protocol.prompt import Prompt
+from l0kit.runs.format import read_records
 from l0kit.l0.benchmark import L0Benchmark
 
 THOUGHT = 'x starts at 1; the loop runs twice.'  # what every reply of the local server thinks
@@ -271,7 +271,7 @@ def test_inspect_log_carries_the_thinking(data, tmp_path):
 # --- the run format: the thinking within the line bound, old folders still read and resumed --------------------------------
 
 def test_huge_thinking_is_cut_before_the_answer():
-    from l0kit.harness.runs import MAX_RECORD_BYTES, Record, record_from_dict
+    from l0kit.runs.format import MAX_RECORD_BYTES, Record, record_from_dict
     line = Record('a', 0, 'L2,x:1', reasoning='é' * MAX_RECORD_BYTES).to_json()  # 2 x the bound in UTF-8 bytes
     assert len(line.encode()) <= MAX_RECORD_BYTES
     r = record_from_dict(json.loads(line))
@@ -279,7 +279,7 @@ def test_huge_thinking_is_cut_before_the_answer():
 
 
 def test_reasoning_field_checked_and_old_lines_read():
-    from l0kit.harness.runs import RecordError, record_from_dict
+    from l0kit.runs.format import RecordError, record_from_dict
     assert record_from_dict({'id': 'a', 'voter': 0, 'response': 'L2,'}).reasoning is None  # a line from before the field
     with pytest.raises(RecordError, match='reasoning must be str'): record_from_dict({'id': 'a', 'voter': 0, 'response': 'L2,', 'reasoning': ['x']})
 
@@ -297,7 +297,7 @@ def test_folder_from_before_extra_body_resumes(data, tmp_path):
 
 
 def test_batch_results_keep_the_thinking():
-    from l0kit.harness.batch import completion_from_batch_line
+    from l0kit.runs.batch import completion_from_batch_line
     body = {'choices': [{'message': {'content': 'L2,x:1', 'reasoning_content': THOUGHT}, 'finish_reason': 'stop'}],
             'usage': {'prompt_tokens': 50, 'completion_tokens': 90, 'completion_tokens_details': {'reasoning_tokens': 84}}}
     c = completion_from_batch_line({'custom_id': 'x', 'response': {'status_code': 200, 'body': body}})

@@ -102,7 +102,7 @@ def test_the_wheel_carries_the_license_and_the_main_module(tmp_path):
 def test_citation_cites_the_kit_and_the_four_papers():
     "CITATION.cff is the kit's, at its version; its references are the papers whose BibTeX the four benchmarks carry."
     import yaml, l0kit
-    from l0kit.harness.benchmark import get_benchmark
+    from l0kit.protocol.benchmark import get_benchmark
     cff = yaml.safe_load((ROOT / 'CITATION.cff').read_text())
     assert cff['cff-version'] == '1.2.0' and cff['type'] == 'software' and cff['version'] == l0kit.__version__
     assert cff['license'] == 'Apache-2.0'

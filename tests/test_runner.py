@@ -4,11 +4,11 @@ import json, os, signal, subprocess, sys, textwrap, time
 from pathlib import Path
 import pandas as pd
 import pytest
-from l0kit.harness.benchmark import get_benchmark
+from l0kit.protocol.benchmark import get_benchmark
 from l0kit.l0.benchmark import make_l0_item
-from l0kit.harness.benchmark import model_for
-from l0kit.harness.runner import RunConfig, run_eval
-from l0kit.harness.runs import read_records
+from l0kit.protocol.benchmark import model_for
+from l0kit.runs.runner import RunConfig, run_eval
+from l0kit.runs.format import read_records
 from l0kit.l0.benchmark import L0Benchmark
 
 def read_responses(run): return [vars(r) for r in read_records(run).records]
@@ -22,12 +22,12 @@ BENCH = lambda: L0Benchmark(shots=3)
 
 SLOW_RUN = textwrap.dedent("""
     import sys, time, json
-    from l0kit.harness.benchmark import get_benchmark
+    from l0kit.protocol.benchmark import get_benchmark
     from l0kit.l0.benchmark import make_l0_item
-    from l0kit.harness.models import Model
-    from l0kit.harness.benchmark import model_for
+    from l0kit.protocol.models import Model
+    from l0kit.protocol.benchmark import model_for
     from l0kit.l0.benchmark import L0Benchmark
-    from l0kit.harness.runner import run_eval
+    from l0kit.runs.runner import run_eval
     import tests.test_runner as t
     class Slow(Model):
         batch_size = 2
@@ -60,7 +60,7 @@ def test_prompts_do_not_depend_on_the_hash_seed(tmp_path):
         code = f"""
 import json, sys
 import tests.test_runner as t
-from l0kit.harness.benchmark import get_benchmark
+from l0kit.protocol.benchmark import get_benchmark
 b = t.BENCH(); b.prepare(t.ITEMS)
 print(json.dumps([b.build_prompt(it, v).messages[0]['content'] for it in t.ITEMS for v in range(5)]))
 """
@@ -71,7 +71,7 @@ print(json.dumps([b.build_prompt(it, v).messages[0]['content'] for it in t.ITEMS
 
 def test_eval_command_errors(tmp_path, capsys):
     "User errors reach `main`, which prints one line naming the command and exits 2."
-    from l0kit.harness.cli import main
+    from l0kit.cli.main import main
     assert main(f'eval --data {tmp_path}/nothing --split short --model simulated --out {tmp_path}/r --no-progress'.split()) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith('l0kit eval: error: data directory') and 'does not exist' in err and len(err.splitlines()) == 1
@@ -79,7 +79,7 @@ def test_eval_command_errors(tmp_path, capsys):
 
 
 def cli(*args):
-    out = subprocess.run([sys.executable, '-c', 'import sys; from l0kit.harness.cli import main; sys.exit(main())', *map(str, args)],
+    out = subprocess.run([sys.executable, '-c', 'import sys; from l0kit.cli.main import main; sys.exit(main())', *map(str, args)],
                          capture_output=True, text=True, cwd=ROOT)
     return out.returncode, out.stdout, out.stderr
 
@@ -112,7 +112,7 @@ def test_shards_report_equals_the_whole_run(tmp_path):
 
 
 def test_a_second_writer_is_refused_and_a_torn_record_is_redone(tmp_path):
-    from l0kit.harness.runs import run_lock
+    from l0kit.runs.format import run_lock
     run = tmp_path / 'run'
     run_eval(BENCH(), model_for('simulated:rate=0.2', L0Benchmark()), ITEMS[:2], run, RunConfig(voters=2), progress=False)
     with run_lock(run):  # another process holding the folder
@@ -128,7 +128,7 @@ def test_a_second_writer_is_refused_and_a_torn_record_is_redone(tmp_path):
 
 def test_report_scoring_distinct_responses_gives_the_same_numbers(tmp_path):
     "The report reads each distinct (item, response) once; its scores and tables equal those of reading every response alone."
-    import l0kit.harness.report as rep
+    import l0kit.runs.report as rep
     run, data, bench = tmp_path / 'run', tmp_path / 'data', L0Benchmark(shots=2)
     bench.generate(data, limit=4, seed=0)
     run_eval(bench, model_for('simulated:rate=0.1', bench), bench.load(data, 'short'), run, RunConfig(voters=12), data=str(data), split='short', progress=False)
@@ -143,7 +143,7 @@ def test_report_scoring_distinct_responses_gives_the_same_numbers(tmp_path):
 
 
 def test_million_benchmark_reduced(tmp_path):
-    "benchmarks/million.py end to end at a small size: runs, report and view as their own processes."
+    "perf/million.py end to end at a small size: runs, report and view as their own processes."
     sys.path.insert(0, str(ROOT / 'benchmarks'))
     import million
     r = million.main(['--programs', '3', '--voters', '8', '--data', str(tmp_path / 'data'), '--keep', str(tmp_path / 'runs')])

@@ -1,7 +1,7 @@
 "Sandbox: isolation and recovery across a batch of misbehaving programs."
 import json, os
 import pytest
-from l0kit.harness.sandbox import Sandbox, run_batch, run_in_sandbox, SandboxResult
+from l0kit.sandbox import Sandbox, run_batch, run_in_sandbox, SandboxResult
 
 PROBE = os.path.expanduser('~/l0kit_sandbox_probe')   # outside the sandbox (it sees no /etc/passwd, so no `~` either)
 BAD = {

@@ -6,8 +6,8 @@ happen, through the three ways the kit runs code it did not write: `count_steps`
 """
 import os, signal, socket
 import pytest
-from l0kit.harness.sandbox import Sandbox, SandboxUnavailable, run_batch, confinement_available
-import l0kit.harness.sandbox as sandbox_module
+from l0kit.sandbox import Sandbox, SandboxUnavailable, run_batch, confinement_available
+import l0kit.sandbox as sandbox_module
 from l0kit.sx.stepcount import count_steps, StepCountError
 from l0kit.corebench.pytrace import trace_call
 

@@ -1,7 +1,7 @@
 "Step counting: the visible and hidden presentations agree on every atomic instance and on composed programs."
 import random
 import pytest
-from l0kit.harness.sandbox import Sandbox
+from l0kit.sandbox import Sandbox
 from l0kit.sx.stepcount import instrument, STEP_HARNESS, count_steps, SEMANTICS_VERSION
 from l0kit.sx.atomic import all_instances, CLASSES_BY_NAME, random_value, EDGE_CASES
 

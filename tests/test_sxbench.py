@@ -66,8 +66,8 @@ def test_load_score_round_trip(tmp_path):
 
 def test_runs_through_the_shared_runner(tmp_path):
     "End to end with the kit's runner: an oracle's answers score 100 on every column."
-    from l0kit.harness import runner   # part of the kit: failing to import it is a failure, not a skip
-    from l0kit.harness.models import Model, Completion
+    from l0kit.runs import runner   # part of the kit: failing to import it is a failure, not a skip
+    from l0kit.protocol.models import Model, Completion
     import pandas as pd
     write_dataset(tmp_path / 'data', small(2))
     b = SXBenchmark()
@@ -88,7 +88,7 @@ def test_runs_through_the_shared_runner(tmp_path):
 
     summary = runner.run_eval(b, Oracle(), items, tmp_path / 'run', runner.RunConfig(voters=1), data=str(tmp_path / 'data'), split='all', progress=False)
     assert summary['complete'] == len(items) and not summary['problems']
-    from l0kit.harness.runs import read_records
+    from l0kit.runs.format import read_records
     scores = pd.DataFrame([b.score(by_id[r.id], r.response) for r in read_records(tmp_path / 'run').records])
     from l0kit.sx.benchmark import summarize_scores
     assert summarize_scores(scores).iloc[0].tolist() == [100.0] * 4

@@ -9,7 +9,7 @@ from l0kit.l0.dataset import get_preset
 from l0kit.train import get_train_preset, train, load_card, prompt_of, make_tokenizer, encode_example, training_examples
 
 def l0kit_cli(*args, env=None):
-    return subprocess.run([sys.executable, '-c', 'import sys; from l0kit.harness.cli import main; sys.exit(main())', *args],
+    return subprocess.run([sys.executable, '-c', 'import sys; from l0kit.cli.main import main; sys.exit(main())', *args],
                           capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=600)
 
 @pytest.fixture(scope='module')
@@ -69,7 +69,7 @@ def test_loss_is_on_the_traces_only():
 def test_lfm2_organism_writes_the_same_alone_and_in_a_left_padded_batch(organism):
     "The quick preset's LFM2 convolutions must not read the left padding of a batch: each prompt decodes as it does alone."
     import itertools
-    from l0kit.harness.models import load_model, GenerationParams
+    from l0kit.protocol.models import load_model, GenerationParams
     assert json.loads((organism / 'config.json').read_text())['model_type'] == 'lfm2'
     prompts = [prompt_of(it) for it in itertools.islice(training_examples(get_train_preset('quick', small=True)), 4)]
     params = GenerationParams(max_new_tokens=24)
@@ -83,7 +83,7 @@ def test_refuses_to_overwrite_and_says_so_in_one_line(organism):
     assert r.returncode == 2 and 'already holds a trained model' in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 def test_loads_through_the_hf_backend(organism):
-    from l0kit.harness.models import load_model
+    from l0kit.protocol.models import load_model
     item = next(training_examples(get_train_preset('quick', small=True)))
     with load_model(f'hf:{organism},threads=2') as m:
         assert m.kind == 'chat'
@@ -145,7 +145,7 @@ def test_a_killed_worker_stops_the_run_with_an_error(tmp_path):
     import signal, time
     cfg = get_train_preset('quick', small=True)
     (tmp_path / 'cfg.yaml').write_text(json.dumps({**cfg.to_dict(), 'workers': 2, 'steps': 100000}))
-    p = subprocess.Popen([sys.executable, '-c', 'import sys; from l0kit.harness.cli import main; sys.exit(main())', 'train', '--config',
+    p = subprocess.Popen([sys.executable, '-c', 'import sys; from l0kit.cli.main import main; sys.exit(main())', 'train', '--config',
                           str(tmp_path / 'cfg.yaml'), '--out', str(tmp_path / 'org'), '--quiet'], stderr=subprocess.PIPE, text=True,
                          env={**os.environ, 'TMPDIR': str(tmp_path)})
     def workers():  # this run's: their rendezvous folder is under TMPDIR
@@ -166,7 +166,7 @@ def test_a_killed_caller_leaves_no_worker(tmp_path):
     import signal, time
     cfg = get_train_preset('quick', small=True)
     (tmp_path / 'cfg.yaml').write_text(json.dumps({**cfg.to_dict(), 'workers': 2, 'steps': 100000}))
-    p = subprocess.Popen([sys.executable, '-c', 'import sys; from l0kit.harness.cli import main; sys.exit(main())', 'train', '--config',
+    p = subprocess.Popen([sys.executable, '-c', 'import sys; from l0kit.cli.main import main; sys.exit(main())', 'train', '--config',
                           str(tmp_path / 'cfg.yaml'), '--out', str(tmp_path / 'org'), '--quiet'], stderr=subprocess.DEVNULL,
                          env={**os.environ, 'TMPDIR': str(tmp_path)})
     workers = lambda: [l for l in subprocess.run(['ps', '-ww', '-eo', 'pid,args'], capture_output=True, text=True).stdout.splitlines()

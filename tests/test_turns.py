@@ -3,13 +3,13 @@ the run page, the batch refusal, and CoRE's RHDA-1 / RHDA-2 prompts checked agai
 import json, re, subprocess, sys
 from pathlib import Path
 import pytest
-from l0kit.harness.benchmark import Benchmark, Reading, continue_chat, Turn
-from l0kit.harness.models import Completion, Model
-from l0kit.harness.prompt import Prompt
-from l0kit.harness.runner import run_eval, RunConfig, read_turns, TURNS_DIR
-from l0kit.harness.runs import RunError, read_records, RESPONSES_FILE
+from l0kit.protocol.benchmark import Benchmark, Reading, continue_chat, Turn
+from l0kit.protocol.models import Completion, Model
+from l0kit.protocol.prompt import Prompt
+from l0kit.runs.runner import run_eval, RunConfig, read_turns, TURNS_DIR
+from l0kit.runs.format import RunError, read_records, RESPONSES_FILE
 
-CLI = [sys.executable, '-c', 'import sys; from l0kit.harness.cli import main; sys.exit(main())']
+CLI = [sys.executable, '-c', 'import sys; from l0kit.cli.main import main; sys.exit(main())']
 
 
 class Countdown(Benchmark):
@@ -160,8 +160,8 @@ def test_a_changed_follow_up_on_resume_is_an_error(tmp_path):
 
 def test_one_prompt_per_pair_paths_refuse_several_turns(tmp_path):
     "A batch file and the bridges that generate outside the runner hold one prompt per pair: they refuse, rather than score turn 1."
-    from l0kit.harness.batch import export_batch
-    from l0kit.harness.config import ConfigError
+    from l0kit.runs.batch import export_batch
+    from l0kit.protocol.config import ConfigError
     from l0kit.bridges.rl import rl_rows
     from l0kit.bridges.verifiers import env_rows
     from l0kit.bridges.lmeval import lmeval_docs, TokenCounter
@@ -185,7 +185,7 @@ def core_items():
 
 def test_rhda_methods_and_turns():
     from l0kit.corebench.benchmark import CoreBenchmark
-    from l0kit.harness.config import ConfigError
+    from l0kit.protocol.config import ConfigError
     assert [CoreBenchmark(method=m).max_turns for m in ('io', 'cot', 'coc', 'rhda1', 'rhda2', 'RHDA-1', 'RHDA-2')] == [1, 1, 1, 2, 3, 2, 3]
     assert CoreBenchmark(method='RHDA-2').config.method == 'rhda2'
     with pytest.raises(ConfigError, match='method'): CoreBenchmark(method='rhda3')
@@ -227,7 +227,7 @@ def test_rhda_prompts_follow_the_release(core_items):
 def test_rhda_run_five_table1_rows(tmp_path):
     "The simulated model through all five methods: five rows named as the paper's table 1 names them; amendments raise I_s."
     from l0kit.corebench.benchmark import CoreBenchmark, summarize, published_table
-    from l0kit.harness.report import report
+    from l0kit.runs.report import report
     b0 = CoreBenchmark()
     b0.generate(tmp_path / 'data', limit=4)
     items, names, scores = b0.load(tmp_path / 'data'), {'io': 'IO', 'cot': 'CoT', 'coc': 'CoC', 'rhda1': 'RHDA-1', 'rhda2': 'RHDA-2'}, []
@@ -273,7 +273,7 @@ def test_page_shows_every_turn(tmp_path):
     from conftest import require
     import shutil
     require(any(shutil.which(n) for n in ('chromium', 'chromium-browser', 'google-chrome')), 'no Chromium to render the page')
-    from l0kit.harness.viewer import write_page
+    from l0kit.view.page import write_page
     from l0kit.corebench.benchmark import CoreBenchmark
     b = CoreBenchmark(method='rhda2')
     b.generate(tmp_path / 'data', limit=2)
@@ -305,7 +305,7 @@ def test_page_shows_every_turn(tmp_path):
 def test_inspect_bridge_refuses_several_turns():
     pytest.importorskip('inspect_ai')
     from l0kit.bridges.inspect import kit_samples
-    from l0kit.harness.config import ConfigError
+    from l0kit.protocol.config import ConfigError
     with pytest.raises(ConfigError, match='an Inspect task holds one prompt per pair'):
         kit_samples(Countdown(), Countdown().load())
 
@@ -365,7 +365,7 @@ def test_rhda_probe_feedback_reads_the_output_not_the_recorded_state():
 
 def test_rhda_output_feedback_needs_the_recorded_output():
     from l0kit.corebench.benchmark import CoreBenchmark
-    from l0kit.harness.config import ConfigError, DataError
+    from l0kit.protocol.config import ConfigError, DataError
     with pytest.raises(ConfigError, match='feedback'): CoreBenchmark(method='rhda1', feedback='state')
     with pytest.raises(DataError, match='records no output of its call.*feedback=oracle'):
         CoreBenchmark(method='rhda1').build_prompt(dict(_PROBES[0], output=None))

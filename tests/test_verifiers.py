@@ -7,13 +7,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 vf = pytest.importorskip('verifiers.v1', reason="the `rl` extra's verifiers (0.4) is not installed")
 from sim_server import text_of
-from l0kit.harness.config import ConfigError
-from l0kit.harness.benchmark import get_benchmark
-from l0kit.harness.models import load_model
-from l0kit.harness.prompt import prompt_hash
-from l0kit.harness.report import report
-from l0kit.harness.runner import RunConfig
-from l0kit.harness.runs import Record, append_records, new_run_meta, write_meta
+from l0kit.protocol.config import ConfigError
+from l0kit.protocol.benchmark import get_benchmark
+from l0kit.protocol.models import load_model
+from l0kit.protocol.prompt import prompt_hash
+from l0kit.runs.report import report
+from l0kit.runs.runner import RunConfig
+from l0kit.runs.format import Record, append_records, new_run_meta, write_meta
 from l0kit.bridges.answers import reference_answer
 from l0kit.bridges.rl import corruptions
 

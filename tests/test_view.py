@@ -108,8 +108,8 @@ def browser():
 def l0_run(tmp_path_factory):
     "A small L0 run of the simulated model (6 programs x 5 voters, short split), its page and its views."
     from l0kit.l0.benchmark import L0Benchmark
-    from l0kit.harness.runner import run_eval, RunConfig
-    from l0kit.harness.viewer import write_page
+    from l0kit.runs.runner import run_eval, RunConfig
+    from l0kit.view.page import write_page
     d = tmp_path_factory.mktemp('l0view')
     bench = L0Benchmark()
     bench.generate(d / 'data', limit=6, seed=0)
@@ -191,7 +191,7 @@ def test_page_click_a_voter(browser, l0_run):
 
 def test_page_lazy_on_a_large_run(browser, tmp_path):
     "Only the filtered page of items is drawn: 2,000 items, 25 cards, bodies only near the screen."
-    from l0kit.harness.viewer import page_html
+    from l0kit.view.page import page_html
     item = {'i': '', 's': 'short', 'f': {}, 'in': 'L1 def function(x):', 'tg': ['L2,x:1', 'L3,'], 'm': 0, 'mv': 3,
             'a': [{'v': '0-2', 'l': [2], 'c': 1}, {'v': '3', 'l': [1, 'L4,'], 'c': 0, 'e': 1, 't': 'skipped_step'}]}
     items = [dict(item, i=f'short-{k:04d}') for k in range(2000)]

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import math
 import pandas as pd
-from ..harness.benchmark import Benchmark, get_benchmark
+from ..protocol.benchmark import Benchmark, get_benchmark
 
 # %% auto #0
 __all__ = ['as_benchmark', 'plain', 'record_scores', 'sample_metrics', 'reference_answer', 'answer_key', 'partial_credit',

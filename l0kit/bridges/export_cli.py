@@ -7,7 +7,7 @@ trainers or a Hugging Face dataset folder (uploaded with `--push-to-hub`), and a
 from __future__ import annotations
 import shlex
 from pathlib import Path
-from ..harness.benchmark import DEFAULT_BENCHMARK, benchmark_of, benchmark_names
+from ..protocol.benchmark import DEFAULT_BENCHMARK, benchmark_of, benchmark_names
 
 # %% auto #0
 __all__ = ['EXPORTS', 'cmd_export', 'register_cli']
@@ -33,7 +33,7 @@ def _settings(p, out: str):
 # %% ../../nbs/69_bridges_export_cli.ipynb #dc86d2e4
 def cmd_export(args) -> int:
     "Run `l0kit export {lm-eval,rl,hf}`."
-    from l0kit.harness.eval_cli import settings_from_args
+    from l0kit.cli.eval import settings_from_args
     name = benchmark_of(args.data, args.benchmark, DEFAULT_BENCHMARK)
     if args.target == 'hf':
         from l0kit.bridges.hf_datasets import check_repo_id, export_hf, push_to_hub

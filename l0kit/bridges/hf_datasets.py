@@ -9,10 +9,10 @@ from pathlib import Path
 import pandas as pd
 import yaml
 import l0kit
-from ..harness.config import ConfigError, safe_name
-from ..harness.prompt import Prompt
+from ..protocol.config import ConfigError, safe_name
+from ..protocol.prompt import Prompt
 from .answers import as_benchmark
-from ..harness.benchmark import benchmark_of
+from ..protocol.benchmark import benchmark_of
 
 # %% auto #0
 __all__ = ['KIT_COLUMNS', 'item_frame', 'kit_columns', 'md_code', 'benchmark_package', 'regenerate_command', 'fenced',

@@ -9,11 +9,11 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, GenerateConfig
 from inspect_ai.scorer import Score, Target, mean, score_reducer, scorer, stderr
 from inspect_ai.solver import Generate, TaskState, solver
-from ..harness.config import ConfigError, load_yaml
-from ..harness.prompt import Prompt
-from ..harness.runner import RunConfig, generation_budget
-from ..harness.benchmark import benchmark_of
-from ..harness.scoring import majority_index
+from ..protocol.config import ConfigError, load_yaml
+from ..protocol.prompt import Prompt
+from ..runs.runner import RunConfig, generation_budget
+from ..protocol.benchmark import benchmark_of
+from ..protocol.scoring import majority_index
 from .answers import as_benchmark, record_scores, sample_metrics
 from .lmeval import TokenCounter
 
@@ -30,7 +30,7 @@ def chat_messages(messages: list) -> list:
 
 def kit_samples(bench, items: list, seed: int = 0) -> list[Sample]:
     "One Inspect sample per item: voter 0's prompt, the reference answer, the item id."
-    from l0kit.harness.benchmark import one_turn; one_turn(bench, 'an Inspect task')
+    from l0kit.protocol.benchmark import one_turn; one_turn(bench, 'an Inspect task')
     return [Sample(input=chat_messages(bench.build_prompt(it, 0, seed).messages), target=bench.reference(it),
                    id=it['id'], metadata={'split': it.get('split'), 'benchmark': bench.name}) for it in items]
 
@@ -39,7 +39,7 @@ def kit_samples(bench, items: list, seed: int = 0) -> list[Sample]:
 def kit_prompt(benchmark: str, settings: dict, items: dict, run: dict, tokenizer: str | None = None):
     "Prompt each epoch as `l0kit eval` prompts voter `epoch - 1`, with the runner's budget."
     bench, rc, counter = as_benchmark(benchmark, settings), RunConfig.from_dict(run), TokenCounter(tokenizer)
-    from l0kit.harness.benchmark import one_turn; one_turn(bench, 'an Inspect task')
+    from l0kit.protocol.benchmark import one_turn; one_turn(bench, 'an Inspect task')
     bench.prepare(list(items.values()))
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         p = Prompt.coerce(bench.build_prompt(items[state.sample_id], state.epoch - 1, rc.seed))

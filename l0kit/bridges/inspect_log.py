@@ -6,11 +6,11 @@
 from __future__ import annotations
 import datetime
 from pathlib import Path
-from ..harness.benchmark import get_benchmark
-from ..harness.config import ConfigError
-from ..harness.prompt import Prompt, prompt_hash
-from ..harness.report import report
-from ..harness.runs import read_meta
+from ..protocol.benchmark import get_benchmark
+from ..protocol.config import ConfigError
+from ..protocol.prompt import Prompt, prompt_hash
+from ..runs.report import report
+from ..runs.format import read_meta
 from .answers import plain, sample_metrics
 
 # %% auto #0
@@ -28,7 +28,7 @@ def assistant_content(text: str, reasoning=None):
 
 def response_sample(bench, item: dict, row: dict, seed: int, model: str):
     "The Inspect sample of one scored response (a row of `Report.scores`): prompt, response, the kit's score."
-    from l0kit.harness.benchmark import one_turn; one_turn(bench, "an Inspect log sample (its turns are in the run folder's turns/)")
+    from l0kit.protocol.benchmark import one_turn; one_turn(bench, "an Inspect log sample (its turns are in the run folder's turns/)")
     from inspect_ai.log import EvalSample
     from inspect_ai.model import ChatMessageAssistant, ModelOutput, ModelUsage
     from inspect_ai.scorer import Score

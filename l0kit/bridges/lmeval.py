@@ -13,11 +13,11 @@ import pandas as pd
 from fastcore.basics import patch
 import yaml
 import l0kit
-from ..harness.benchmark import DEFAULT_BENCHMARK
-from ..harness.config import ConfigError, safe_name
-from ..harness.scoring import majority_index, pass_at_k
-from ..harness.prompt import Prompt
-from ..harness.runner import RunConfig, generation_budget
+from ..protocol.benchmark import DEFAULT_BENCHMARK
+from ..protocol.config import ConfigError, safe_name
+from ..protocol.scoring import majority_index, pass_at_k
+from ..protocol.prompt import Prompt
+from ..runs.runner import RunConfig, generation_budget
 from .answers import as_benchmark, record_scores, sample_metrics
 
 # %% auto #0
@@ -42,7 +42,7 @@ class TokenCounter:
 # %% ../../nbs/60_bridges_lmeval.ipynb #75f888d4
 def lmeval_docs(bench, items: list, run: RunConfig, voters: int, counter: TokenCounter) -> list[dict]:
     "The lm-eval documents of `items`: one per (item, voter), as `l0kit eval` would prompt them."
-    from l0kit.harness.benchmark import one_turn; one_turn(bench, 'an lm-eval task')
+    from l0kit.protocol.benchmark import one_turn; one_turn(bench, 'an lm-eval task')
     bench.prepare(items)
     docs = []
     for it in items:

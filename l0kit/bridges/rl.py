@@ -6,8 +6,8 @@
 from __future__ import annotations
 import json
 from pathlib import Path
-from ..harness.config import ConfigError
-from ..harness.runs import Shard
+from ..protocol.config import ConfigError
+from ..runs.format import Shard
 from .answers import as_benchmark
 
 # %% auto #0
@@ -59,7 +59,7 @@ def reward_function(mode: str = 'exact'):
 # %% ../../nbs/62_bridges_rl.ipynb #2afe2799
 def rl_rows(bench, items: list, seed: int = 0) -> list[dict]:
     "verl rows of `items`: prompt, ability, reward model and the item."
-    from l0kit.harness.benchmark import one_turn; one_turn(bench, 'an RL training set')
+    from l0kit.protocol.benchmark import one_turn; one_turn(bench, 'an RL training set')
     bench.prepare(items)
     return [{'data_source': data_source(bench), 'prompt': bench.build_prompt(it, 0, seed).messages,
              'ability': 'procedural_reasoning', 'reward_model': {'style': 'rule', 'ground_truth': bench.reference(it)},

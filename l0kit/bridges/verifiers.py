@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools, json
 from collections.abc import Iterator
 from typing import Any, Literal
-from ..harness.config import ConfigError
+from ..protocol.config import ConfigError
 from .answers import as_benchmark
 from .rl import TrainingStream, scoring_item
 try: import verifiers.v1 as vf
@@ -21,7 +21,7 @@ __all__ = ['env_rows', 'row_score', 'reply_text', 'L0kitData', 'L0kitTask', 'L0k
 # %% ../../nbs/64_bridges_verifiers.ipynb #d48ce01f
 def env_rows(bench, items: list, seed: int = 0) -> list[dict]:
     "One row per item: the kit's prompt (voter 0), the reference answer, and in `info` the item and the benchmark's settings."
-    from l0kit.harness.benchmark import one_turn; one_turn(bench, 'a verifiers environment')
+    from l0kit.protocol.benchmark import one_turn; one_turn(bench, 'a verifiers environment')
     bench.prepare(items)
     rows = []
     for it in items:

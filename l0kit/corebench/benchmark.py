@@ -15,10 +15,10 @@ from .prompts import (output_prompt, probe_prompt, output_correct, probe_correct
 from .probes import DIMENSIONS
 from .pytrace import literal_value
 from fastcore.basics import patch
-from ..harness.benchmark import Benchmark, FirstError, ItemLayout, Reading, stream_seed, continue_chat
-from ..harness.models import SimulatedModel
-from ..harness.config import YamlConfig, check_value, mathtext_safe
-from ..harness.prompt import Prompt
+from ..protocol.benchmark import Benchmark, FirstError, ItemLayout, Reading, stream_seed, continue_chat
+from ..protocol.models import SimulatedModel
+from ..protocol.config import YamlConfig, check_value, mathtext_safe
+from ..protocol.prompt import Prompt
 from .dataset import METHODS
 
 # %% auto #0
@@ -294,7 +294,7 @@ def published_table(number: int # 1 (I, I_s, W, W_s, RCS, Cons.) or 2 (W_s per d
                    ) -> pd.DataFrame:
     "Table 1 or 2 of the CoRE paper, as published."
     if number not in (1, 2): raise ValueError(f"the paper has tables 1 and 2, not {number!r}")
-    from l0kit.harness.published import published_table as stored
+    from l0kit.protocol.published import published_table as stored
     return stored('core', number)  # the kit's one store of published numbers
 
 # %% ../../nbs/44_core_benchmark.ipynb #8fcc4bcd
@@ -302,7 +302,7 @@ def published_statistics(figure: int # 2 (benchmarks: Samples, Tests, Impl., J, 
                         ) -> pd.DataFrame:
     "The data statistics of figure 2 or figure 4 of the CoRE paper, as published."
     if figure not in (2, 4): raise ValueError(f"the paper's data statistics are in figures 2 and 4, not {figure!r}")
-    from l0kit.harness.published import published_table as stored
+    from l0kit.protocol.published import published_table as stored
     return stored('core', f'figure{figure}')
 
 # %% ../../nbs/44_core_benchmark.ipynb #3517da1d

@@ -13,7 +13,7 @@ import l0kit
 from .pytrace import trace_in_process, trace_call
 from .diversity import filter_implementations, reduce_tests, jaccard_similarity
 from .probes import candidate_probes, select_probes, normalize_answer_type, DIMENSIONS
-from ..harness.config import (ConfigError, DataError, MAX_YAML_CHARS, YamlConfig, check_value, load_yaml, open_regular,
+from ..protocol.config import (ConfigError, DataError, MAX_YAML_CHARS, YamlConfig, check_value, load_yaml, open_regular,
                                   read_bounded, read_lines, safe_name, shown)
 
 # %% auto #0

@@ -399,7 +399,7 @@ def trace_in_process(source: str,          # the program: one or more functions 
     return trace_namespace(ns, source, func_name, args_text, max_steps, max_repr)
 
 # %% ../../nbs/40_core_pytrace.ipynb #88a0d4d3
-SANDBOX_FILE = '<program>'   # the file name l0kit.harness.sandbox compiles programs under
+SANDBOX_FILE = '<program>'   # the file name l0kit.sandbox compiles programs under
 
 def _harness_source(func_name: str, args_text: str, source: str, max_steps: int, max_repr: int) -> str:
     "A `harness` that traces the call with this module's code and saves the trace in the worker's directory."
@@ -429,11 +429,11 @@ def trace_call(source: str,              # the program: one or more functions / 
                timeout_s: float = 5.0,   # time limit of the program's definitions plus the traced call
                memory_mb: int = 512,     # address-space limit of the worker process
                max_repr: int = 2000,     # longest repr kept for one local
-               sandbox=None,             # an open `l0kit.harness.sandbox.Sandbox` to reuse (else a fresh one)
+               sandbox=None,             # an open `l0kit.sandbox.Sandbox` to reuse (else a fresh one)
                grace_s: float = 5.0      # wall-clock seconds beyond `timeout_s` before a stuck worker is killed
               ) -> Trace:
     "Trace one call of `func_name` from `source` inside the sandbox."
-    from l0kit.harness.sandbox import Sandbox
+    from l0kit.sandbox import Sandbox
     source = textwrap.dedent(source)
     statement_map(source); parse_arguments(args_text)   # user errors surface here, before any process starts
     harness = _harness_source(func_name, args_text, source, max_steps, max_repr)
@@ -448,7 +448,7 @@ def _traced_in(sb, source, func_name, args_text, harness, timeout_s) -> Trace:
     key = '_l0kit_pytrace_' + hashlib.sha1(own.encode()).hexdigest()[:12]  # preloaded: each job process skips compiling it
     res = sb.run(source, func_name, args_text='()', harness=harness, timeout_s=timeout_s, preload={key: own})
     if res.ok and isinstance(res.value, dict) and 'file' in res.value:
-        from l0kit.harness.config import DataError, read_json_file
+        from l0kit.protocol.config import DataError, read_json_file
         try: return Trace.from_dict(read_json_file(Path(sb.tmpdir) / res.value['file'], 'the trace', MAX_TRACE_BYTES))
         except (DataError, TypeError, KeyError, AttributeError) as e:   # written in the sandbox, where the program ran too
             return Trace(source, func_name, args_text, [], None, f"TraceUnreadable: {str(e)[:300]}", 'error')

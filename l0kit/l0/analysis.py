@@ -8,7 +8,7 @@ import math, warnings, zlib
 from statistics import NormalDist
 import numpy as np
 import pandas as pd
-from ..harness.scoring import pass_at_k, bootstrap_ci, bootstrap_means, majority_winners
+from ..protocol.scoring import pass_at_k, bootstrap_ci, bootstrap_means, majority_winners
 
 # %% auto #0
 __all__ = ['SINGLE', 'WITHIN', 'PARTLY', 'BEYOND', 'items_by_id', 'score_responses', 'majority_votes', 'pass_at_k_per_program',
@@ -27,7 +27,7 @@ def score_responses(responses: pd.DataFrame,  # one row per (id, voter)
                     strict: bool = False,  # strict scoring (see `score_trace`)
                    ) -> pd.DataFrame:
     "Every response read against its item's target trace (the L0 benchmark's `score_frame`)."
-    from l0kit.harness.benchmark import get_benchmark
+    from l0kit.protocol.benchmark import get_benchmark
     resp = responses.assign(id=responses["id"].astype(str))
     resp["response"] = resp["response"].map(lambda r: r.decode("utf-8", "replace") if isinstance(r, bytes) else r if isinstance(r, str) else None)
     return get_benchmark("l0").score_frame(resp, items_by_id(items), strict=strict)

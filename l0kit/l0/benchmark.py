@@ -8,12 +8,12 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 import pandas as pd
-from ..harness.benchmark import Benchmark, DataError, FirstError, ItemLayout, Option, Reading
-from ..harness.config import ConfigError, YamlConfig, check_value
-from ..harness.prompt import Prompt
+from ..protocol.benchmark import Benchmark, DataError, FirstError, ItemLayout, Option, Reading
+from ..protocol.config import ConfigError, YamlConfig, check_value
+from ..protocol.prompt import Prompt
 from fastcore.basics import patch
-from ..harness.models import voter_seed
-from ..harness.runner import draw_demonstrations
+from ..protocol.models import voter_seed
+from ..runs.runner import draw_demonstrations
 from .prompts import Demonstration, l0_prompt_text, THINK_BYPASS_PREFIX, PROMPT_SETUPS
 from .tracer import trace_program
 from .check import ProgramRejected
@@ -273,7 +273,7 @@ def reference_item(self: L0Benchmark, reference: str) -> dict:
 def stream_item(self: L0Benchmark, index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
     "Item `index` of an endless stream of new programs under a `L0DataConfig` (default: the small preset)."
     from l0kit.l0.dataset import get_preset, make_candidate, make_demonstrations
-    from l0kit.harness.benchmark import stream_seed
+    from l0kit.protocol.benchmark import stream_seed
     from l0kit.l0.generator import ProgramGenerator
     cfg = config if isinstance(config, L0DataConfig) else L0DataConfig.from_dict(config) if config else get_preset('small')
     spec = next((s for s in cfg.splits if s.name == split), None) if split else None

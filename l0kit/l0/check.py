@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from .grammar import Grammar, BUILTIN_SYMBOLS, reserved_name
 from .generator import GenConfig, VAR_TYPES, INPUT_POOLS
-from ..harness.config import shown
+from ..protocol.config import shown
 
 # %% auto #0
 __all__ = ['OPERATORS', 'SYMBOLS', 'MAX_PROGRAM_CHARS', 'RELEASE_GRAMMAR', 'KIT_GRAMMARS', 'ProgramRejected', 'Vocabulary',

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import ast, json, sys
 from pathlib import Path
-from ..harness.config import ConfigError
+from ..protocol.config import ConfigError
 
 # %% auto #0
 __all__ = ['format_card', 'render_item', 'InputError', 'parse_inputs', 'cmd_trace', 'cmd_import_release', 'register_cli']
@@ -50,7 +50,7 @@ def cmd_trace(args) -> int:
     from l0kit.l0.tracer import trace_program, normalize_program, TraceError
     from l0kit.l0.prompts import number_program
     from l0kit.l0.check import check_program, release_config, ProgramRejected, MAX_PROGRAM_CHARS
-    from l0kit.harness.config import read_bounded
+    from l0kit.protocol.config import read_bounded
     try: program = normalize_program(read_bounded(args.program, MAX_PROGRAM_CHARS).decode('utf-8'))   # a regular file, bounded
     except UnicodeDecodeError: raise InputError(f"{args.program} is not UTF-8 text") from None
     try: check_program(program, release_config())  # a file is data: nothing outside baby Python is run

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable
 import l0kit
 from .generator import GenConfig, ProgramGenerator, sample_inputs, GenerationError
-from ..harness.config import ConfigError, DataError, YamlConfig, check_value, safe_name, check_fields, read_lines, open_regular, read_json_file, shown
+from ..protocol.config import ConfigError, DataError, YamlConfig, check_value, safe_name, check_fields, read_lines, open_regular, read_json_file, shown
 from .tracer import trace_program, TraceError
 from .check import check_program, check_items, ProgramRejected, RELEASE_GRAMMAR, kit_grammar
 

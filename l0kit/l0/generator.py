@@ -8,7 +8,7 @@ import random
 from dataclasses import dataclass, asdict
 from functools import lru_cache
 from .grammar import Grammar, Symbol, BASE_GRAMMAR, VARIABLE_INDEX_OVERRIDE
-from ..harness.config import ConfigError, YamlConfig, check_value
+from ..protocol.config import ConfigError, YamlConfig, check_value
 from fastcore.basics import patch
 
 # %% auto #0
@@ -363,7 +363,7 @@ def generate(self: ProgramGenerator, rng: random.Random, max_tries: int = 50) ->
                           "check the grammar overrides and the line bounds")
 
 # %% ../../nbs/11_l0_generator.ipynb #30a45236
-from ..harness.config import GenerationError  # the harness's one class: a config that asks for what cannot be generated
+from ..protocol.config import GenerationError  # the harness's one class: a config that asks for what cannot be generated
 
 # %% ../../nbs/11_l0_generator.ipynb #f34be83c
 def sample_inputs(args: tuple, config: GenConfig, rng: random.Random) -> dict:

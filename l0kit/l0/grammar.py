@@ -7,7 +7,7 @@ from __future__ import annotations
 import builtins, keyword, re
 from dataclasses import dataclass
 from fastcore.basics import patch
-from ..harness.config import ConfigError
+from ..protocol.config import ConfigError
 
 # %% auto #0
 __all__ = ['BUILTIN_SYMBOLS', 'BASE_GRAMMAR', 'VARIABLE_INDEX_OVERRIDE', 'GrammarError', 'Symbol', 'parse_alternatives',

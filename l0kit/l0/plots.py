@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import matplotlib.pyplot as plt
-from ..harness.config import mathtext_safe
-from ..harness.scoring import bootstrap_ci
+from ..protocol.config import mathtext_safe
+from ..protocol.scoring import bootstrap_ci
 from .analysis import majority_votes, pass_maj_table, per_step_error_rate, survival_curve, split_order
 from .published import published_meta, published_splits
 

@@ -8,7 +8,7 @@ import ast
 from dataclasses import dataclass, field
 from functools import lru_cache
 from .tracer import normalize_program
-from ..harness.prompt import PromptError
+from ..protocol.prompt import PromptError
 
 # %% auto #0
 __all__ = ['PROMPT_SETUPS', 'THINK_BYPASS_PREFIX', 'number_program', 'signature', 'format_call', 'Demonstration',

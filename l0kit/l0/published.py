@@ -14,7 +14,7 @@ __all__ = ['DATA', 'TABLES', 'SPLIT_ORDER', 'UnknownTable', 'published_meta', 'p
            'side_by_side', 'published_summary']
 
 # %% ../../nbs/15b_l0_published.ipynb #c8f293eb
-DATA = files("l0kit") / "data" / "published" / "l0"  # the kit's one store of published numbers (l0kit.harness.published)
+DATA = files("l0kit") / "data" / "published" / "l0"  # the kit's one store of published numbers (l0kit.protocol.published)
 TABLES = ("1", "2", "3", "4", "5", "7", "8", "9", "10", "11")  # 11: the model list (static)
 
 class UnknownTable(KeyError):
@@ -30,7 +30,7 @@ def published_meta() -> dict:
 def published_table(table: str | int,  # the paper's table number: 1, 2, 3, 4, 5, 7, 8, 9, 10 or 11
                    ) -> pd.DataFrame:
     "One of the paper's tables as a DataFrame (percentages as printed; a dash is NaN): the store's `published_table('l0', table)`."
-    from l0kit.harness.published import published_table as stored
+    from l0kit.protocol.published import published_table as stored
     t = str(table)
     if t not in TABLES: raise UnknownTable(f"the paper's numeric tables are {', '.join(TABLES)}; got {table!r}")
     return stored('l0', t)

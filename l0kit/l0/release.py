@@ -11,7 +11,7 @@ from .tracer import trace_program, TraceError, normalize_program
 from .dataset import step_stats, DatasetError
 from .generator import GenConfig
 from .check import check_items, release_config
-from ..harness.config import read_lines, safe_name, read_bounded, open_regular, shown, DataError
+from ..protocol.config import read_lines, safe_name, read_bounded, open_regular, shown, DataError
 
 # %% auto #0
 __all__ = ['MAX_ID_FILE_BYTES', 'MAX_IDS', 'ReleaseFormatError', 'load_id_list', 'import_release', 'write_release_format']

@@ -5,7 +5,7 @@
 # %% ../../nbs/16_l0_simulated.ipynb #3b9dd9fb
 from __future__ import annotations
 import random, re
-from ..harness.models import ModelSpecError, SimulatedModel
+from ..protocol.models import ModelSpecError, SimulatedModel
 from .tracer import trace_program, normalize_program
 from fastcore.basics import patch
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast, copy
 from functools import lru_cache
 from typing import Callable
-from ..harness.config import DataError
+from ..protocol.config import DataError
 
 # %% auto #0
 __all__ = ['SAFETY_MAX_STEPS', 'MAX_TRACE_CHARS', 'CHECK_EVERY', 'PROGRAM_BUILTINS', 'TraceError', 'UnsupportedProgram',

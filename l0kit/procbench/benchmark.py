@@ -12,11 +12,11 @@ from .metrics import score as score_states, table2, target_sequence, predicted_s
 from .parser import parse_answer
 from .dataset import ProcBenchDataConfig, generate_dataset, load_dataset, load_release, save_dataset
 from dataclasses import dataclass
-from ..harness.benchmark import Benchmark, DataError, FirstError, ItemLayout, Option, Reading, read_card, stream_seed
-from ..harness.models import Completion, SimulatedModel
-from ..harness.config import ConfigError, YamlConfig, check_value, terminal_safe
+from ..protocol.benchmark import Benchmark, DataError, FirstError, ItemLayout, Option, Reading, read_card, stream_seed
+from ..protocol.models import Completion, SimulatedModel
+from ..protocol.config import ConfigError, YamlConfig, check_value, terminal_safe
 from fastcore.basics import patch
-from ..harness.prompt import Prompt
+from ..protocol.prompt import Prompt
 
 # %% auto #0
 __all__ = ['answer_instruction', 'render_answer', 'ProcBenchEvalConfig', 'ProcBenchBenchmark', 'simulate_response',

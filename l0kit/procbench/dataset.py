@@ -13,7 +13,7 @@ import l0kit
 from .tasks import TASKS, ProcBenchError, Task, get_task, length_bin
 from .sentences import sentence_source
 from .metrics import states_equal
-from ..harness.config import YamlConfig, check_value, open_regular, read_lines
+from ..protocol.config import YamlConfig, check_value, open_regular, read_lines
 
 # %% auto #0
 __all__ = ['MAX_DATA_CHARS', 'SPLITS', 'ProcBenchDataConfig', 'make_prompt', 'item_rng', 'generate_item', 'generate_dataset',

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import ast, json, re
 from functools import lru_cache
-from ..harness.benchmark import answer_part
+from ..protocol.benchmark import answer_part
 from .tasks import Task, get_task
 
 # %% auto #0

@@ -11,11 +11,11 @@ import pandas as pd
 __all__ = ['PUBLISHED_TABLE2_CSV', 'published_table2']
 
 # %% ../../nbs/25_procbench_published.ipynb #fbde3ece
-PUBLISHED_TABLE2_CSV = files("l0kit") / "data" / "published" / "procbench" / "table2.csv"  # the kit's one store (l0kit.harness.published)
+PUBLISHED_TABLE2_CSV = files("l0kit") / "data" / "published" / "procbench" / "table2.csv"  # the kit's one store (l0kit.protocol.published)
 
 def published_table2() -> pd.DataFrame:
     "The paper's table 2: PA and SM per bin and overall, one row per model, columns as in `table2`."
-    from l0kit.harness.published import published_table
+    from l0kit.protocol.published import published_table
     flat = published_table("procbench", 2).set_index("Model")
     flat.columns = pd.MultiIndex.from_tuples([tuple(c.split(" ")) for c in flat.columns])
     return flat

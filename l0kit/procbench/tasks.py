@@ -8,7 +8,7 @@ import ast, random, re, string
 from dataclasses import dataclass
 from typing import Callable
 from .sentences import sentences_with_distinct_words, sentence_words
-from ..harness.config import DataError, shown
+from ..protocol.config import DataError, shown
 
 # %% auto #0
 __all__ = ['MAX_QUESTION_CHARS', 'MAX_SOLVER_STEPS', 'MAX_SOLVER_CHARS', 'MAX_NUMBER_DIGITS', 'LOWER', 'ALNUM', 'TASKS',

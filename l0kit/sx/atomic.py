@@ -8,7 +8,7 @@ import ast, random
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from importlib.resources import files
-from ..harness.config import load_yaml
+from ..protocol.config import load_yaml
 
 # %% auto #0
 __all__ = ['ATOMIC_LIBRARY', 'ATOMIC_CLASSES', 'CLASSES_BY_NAME', 'FORMS', 'EDGE_CASES', 'AtomicClass', 'load_atomic_classes',
@@ -161,11 +161,11 @@ def check(sources, inputs):
 def check_agreement(cls: AtomicClass,  # the class to check
                     num_inputs: int = 40,  # random inputs on top of the edge cases
                     seed: int = 0,  # seed of the inputs
-                    sandbox=None,  # a running l0kit.harness.sandbox.Sandbox to reuse
+                    sandbox=None,  # a running l0kit.sandbox.Sandbox to reuse
                     instances: tuple[AtomicInstance, ...] | None = None,  # instances to check (default: the class's)
                    ) -> list[str]:
     "Instances of `cls` whose output differs from the first instance's on some input (empty when all agree)."
-    from l0kit.harness.sandbox import Sandbox
+    from l0kit.sandbox import Sandbox
     rng = random.Random(f"agreement:{cls.name}:{seed}")
     inputs = EDGE_CASES[cls.in_type] + [random_value(cls.in_type, rng) for _ in range(num_inputs)]
     insts = instances if instances is not None else instances_of(cls.name)

@@ -11,10 +11,10 @@ from .stepcount import SEMANTICS_VERSION
 from .dataset import SXDataConfig, SUBSET_TITLES, write_dataset
 from dataclasses import dataclass
 from fastcore.basics import patch
-from ..harness.benchmark import Benchmark, DataError, FirstError, ItemLayout, Reading, answer_part, stream_seed
-from ..harness.config import ConfigError, YamlConfig, check_value, open_regular, read_json_file, read_lines, safe_name, shown
-from ..harness.models import SimulatedModel
-from ..harness.prompt import Prompt
+from ..protocol.benchmark import Benchmark, DataError, FirstError, ItemLayout, Reading, answer_part, stream_seed
+from ..protocol.config import ConfigError, YamlConfig, check_value, open_regular, read_json_file, read_lines, safe_name, shown
+from ..protocol.models import SimulatedModel
+from ..protocol.prompt import Prompt
 
 # %% auto #0
 __all__ = ['COUNTING_RULES', 'TABLE3_COLUMNS', 'PAPER_TABLE_3', 'PAPER_TABLE_4', 'PAPER_TABLE_1', 'THINK_OFF_PREFIX',
@@ -140,7 +140,7 @@ def accuracy_by_steps(scores: pd.DataFrame,  # score records (with `subset`, `me
     return pd.DataFrame({'Accuracy': (100 * g['correct'].mean()).round(2), 'Samples': g.size()})
 
 # %% ../../nbs/34_sx_benchmark.ipynb #2834f818
-from ..harness.published import published_table
+from ..protocol.published import published_table
 PAPER_TABLE_3 = published_table('sx', 3).set_index('Model')  # the kit's one store of published numbers
 
 # %% ../../nbs/34_sx_benchmark.ipynb #8cdb6bbd
@@ -320,7 +320,7 @@ def stream_item(self: SXBenchmark, index: int, seed: int = 0, split: str | None 
     "Item `index` of an endless stream: a new composite program of the split's subset (the subsets in turn when none)."
     import dataclasses
     from l0kit.sx.dataset import composition_plan, generate_sample
-    from l0kit.harness.sandbox import Sandbox
+    from l0kit.sandbox import Sandbox
     cfg = config if isinstance(config, SXDataConfig) else SXDataConfig.from_dict(config or {})
     cfg = dataclasses.replace(cfg, seed=stream_seed(seed, index))
     sub = cfg.subset(split or cfg.subsets[index % len(cfg.subsets)].name)

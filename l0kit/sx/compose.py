@@ -13,7 +13,7 @@ from .atomic import ATOMIC_CLASSES, instances_of
 __all__ = ['KINDS', 'random_chain', 'Composite', 'compose_sequential', 'compose_selective', 'compose_loop', 'compose']
 
 # %% ../../nbs/32_sx_compose.ipynb #34107cab
-from ..harness.config import GenerationError  # the harness's one class
+from ..protocol.config import GenerationError  # the harness's one class
 
 KINDS = ('sequential', 'selective', 'loop')
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pandas as pd
 from fastcore.basics import patch
 import l0kit
-from ..harness.sandbox import Sandbox
+from ..sandbox import Sandbox
 from .stepcount import SEMANTICS_VERSION, instrument, instrument_functions
 from .atomic import random_value
 from .compose import Composite, GenerationError, KINDS, compose
-from ..harness.config import YamlConfig, check_fields, check_value, safe_name, ConfigError
+from ..protocol.config import YamlConfig, check_fields, check_value, safe_name, ConfigError
 
 # %% auto #0
 __all__ = ['CASES_HARNESS', 'TABLE2_COLUMNS', 'SUBSET_TITLES', 'PAPER_TABLE_2', 'run_cases', 'corrupt', 'SubsetConfig',

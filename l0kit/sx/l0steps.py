@@ -6,9 +6,9 @@
 from __future__ import annotations
 import ast
 import pandas as pd
-from ..harness.sandbox import Sandbox
+from ..sandbox import Sandbox
 from .stepcount import SEMANTICS_VERSION, count_steps, parse_program, StepCountError
-from ..harness.config import DataError
+from ..protocol.config import DataError
 
 # %% auto #0
 __all__ = ['L0StepsError', 'l0_signature', 'l0_computation_steps', 'l0_step_counts', 'l0_step_table']

@@ -7,8 +7,8 @@ from __future__ import annotations
 import ast, builtins
 from functools import lru_cache
 from fastcore.basics import patch
-from ..harness.sandbox import Sandbox, SandboxResult
-from ..harness.config import DataError
+from ..sandbox import Sandbox, SandboxResult
+from ..protocol.config import DataError
 
 # %% auto #0
 __all__ = ['SEMANTICS_VERSION', 'COUNTER', 'MAX_PROGRAM_CHARS', 'IMPORTABLE', 'REFLECTIVE', 'STEP_HARNESS', 'StepCountError',

@@ -6,7 +6,7 @@ demonstration inputs: 400 (program, input) cases over short, medium, long and ex
 """
 import json, sys, tempfile
 from pathlib import Path
-from l0kit.harness.benchmark import get_benchmark
+from l0kit.protocol.benchmark import get_benchmark
 from l0kit.l0 import dataset
 
 def main(out):

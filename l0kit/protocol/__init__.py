@@ -1,0 +1,1 @@
+"""The protocol every benchmark shares: configs and user errors, the prompt, the model interface and the simulated model, the benchmark protocol and registry, scoring, the papers' numbers, figures."""

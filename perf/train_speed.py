@@ -1,0 +1,113 @@
+"""Speed of the model organism on this machine: tokens per second of training (`l0kit train`'s loop on a preset's model
+and data) and of evaluation (greedy decoding through the `hf:` backend, as `l0kit eval` runs it).
+
+Training: `l0kit train`'s own run (`train`, with the preset's workers, batches, data generation, start-up and saving)
+for `--steps` optimiser steps, tokens read per second (prompts with their demonstrations, and the traces: the forward
+pass reads all), seconds per step and the preset's projected time. Evaluation: `--prompts` four-shot L0 prompts (as the organism reads them) of the organism's
+programs, greedy, batch `--batch`, a fixed budget of `--new-tokens` new tokens each (no stop), generated tokens per
+second; the model is the preset's architecture freshly initialised unless `--model DIR` names a trained organism
+(speed does not depend on the weights, only on the sizes).
+
+`--muon`: only the optimiser step of `optimizer='muon'` on the preset's hidden weight matrices, `torch.optim.Muon`
+(Newton-Schulz in bfloat16) against the kit's `muon` (float32), milliseconds a step each, and how far their updates
+differ (the kit computes torch's step; bfloat16 rounding is the difference).
+
+Prints the machine, the torch threads and the load average before and after: on a shared machine the figures are
+inflated, so re-run it on a quiet one.
+
+Usage: python perf/train_speed.py [--preset quick] [--steps 200] [--workers 2 --compare-workers] [--prompts 16] [--batch 8]
+                                         [--new-tokens 64] [--threads 2] [--model DIR]
+       python perf/train_speed.py --muon [--preset quick] [--steps 20] [--threads 2]
+"""
+import argparse, dataclasses, itertools, os, sys, tempfile, time
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.pop('IN_TEST', None)  # the real preset sizes
+from l0kit.train import get_train_preset, train, training_examples, prompt_of, machine
+
+def train_speed(cfg, steps, out):
+    "The card of `l0kit train`'s run of the preset for `steps` steps (its workers and threads); the card's seconds are the loop's."
+    return train(dataclasses.replace(cfg, name=f"{cfg.name}-speed", steps=steps, warmup=min(cfg.warmup, steps)), out, progress=False)
+
+def eval_speed(spec, cfg, prompts, batch, new_tokens):
+    "Generated tokens per second of greedy decoding through the hf: backend."
+    from l0kit.protocol.models import GenerationParams, load_model
+    items = list(itertools.islice(training_examples(dataclasses.replace(cfg, seed=cfg.seed + 1000)), prompts))
+    with load_model(spec) as m:
+        ps = [prompt_of(it) for it in items]
+        m.generate(ps[:1], GenerationParams(max_new_tokens=4))  # warm-up
+        t0 = time.perf_counter()
+        outs = m.generate(ps, GenerationParams(max_new_tokens=new_tokens))
+        dt = time.perf_counter() - t0
+    return sum(o[0].completion_tokens for o in outs), sum(o[0].prompt_tokens for o in outs), dt
+
+def muon_speed(cfg, steps, threads):
+    "Milliseconds a step of torch.optim.Muon and of the kit's muon on the preset's hidden matrices (same gradients), and the largest difference of their updates relative to the largest update."
+    import torch
+    from l0kit.train import make_model, make_tokenizer, make_optimizers, muon
+    torch.set_num_threads(threads)
+    model = make_model(cfg, make_tokenizer())
+    hidden = make_optimizers(dataclasses.replace(cfg, optimizer='muon'), model)[0].param_groups[0]['params']
+    g = torch.Generator().manual_seed(0)
+    grads = [[torch.randn(p.shape, generator=g) for p in hidden] for _ in range(steps)]
+    def run(make):
+        ws = [torch.nn.Parameter(p.detach().clone()) for p in hidden]
+        opt, t = make(ws), 0.0
+        for gs in grads:
+            for w, gr in zip(ws, gs): w.grad = gr
+            t0 = time.perf_counter(); opt.step(); t += time.perf_counter() - t0
+        return ws, 1000 * t / steps
+    kw = dict(lr=cfg.lr, weight_decay=cfg.weight_decay)
+    theirs, t_torch = run(lambda ws: torch.optim.Muon(ws, nesterov=True, adjust_lr_fn='match_rms_adamw', **kw))
+    ours, t_kit = run(lambda ws: muon(ws, **kw))
+    moved = max((a - p).abs().max().item() for a, p in zip(theirs, hidden))
+    diff = max((a - b).abs().max().item() for a, b in zip(ours, theirs))
+    return len(hidden), sum(p.numel() for p in hidden), t_torch, t_kit, diff / moved
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--preset', default='quick'); ap.add_argument('--steps', type=int, default=200)
+    ap.add_argument('--prompts', type=int, default=16)
+    ap.add_argument('--batch', type=int, default=8); ap.add_argument('--new-tokens', type=int, default=64)
+    ap.add_argument('--threads', type=int, default=2, help='torch threads of the evaluation (training: the preset\'s)')
+    ap.add_argument('--model', default=None)
+    ap.add_argument('--workers', type=int, default=None, help="training workers (default: the preset's)")
+    ap.add_argument('--compare-workers', action='store_true', help='also train one process of the same threads: the ratio')
+    ap.add_argument('--muon', action='store_true', help="time only the Muon step: torch.optim.Muon against the kit's")
+    a = ap.parse_args(argv)
+    cfg = get_train_preset(a.preset, small=False)
+    load0 = os.getloadavg()
+    if a.muon:
+        n, size, t_torch, t_kit, rel = muon_speed(cfg, a.steps, a.threads)
+        m = machine()
+        print(f"Muon step on {cfg.name}'s {n} hidden matrices ({size:,} weights), {a.steps} steps, {a.threads} thread(s): torch.optim.Muon "
+              f"{t_torch:.1f} ms, the kit's muon {t_kit:.1f} ms: {t_torch / t_kit:.1f}x; largest update difference {100 * rel:.2f} % of the largest "
+              f"update (torch's bfloat16)\nmachine: {m['cpu']}, {m['cores']} cores, torch {m['torch']}; load average before "
+              f"{[round(x, 2) for x in load0]}, after {m['load_average']}")
+        return
+    with tempfile.TemporaryDirectory() as d:
+        cards = {}
+        first = a.workers or cfg.workers
+        for workers in ([first, 1] if a.compare_workers and first > 1 else [first]):
+            c = dataclasses.replace(cfg, workers=workers)
+            t0 = time.perf_counter()
+            card = cards[workers] = train_speed(c, a.steps, Path(d) / f'organism-{workers}')
+            wall = time.perf_counter() - t0
+            print(f"training ({a.preset}: {card['parameters']:,} parameters, batch {c.batch_size}, {workers} worker(s) of "
+                  f"{c.threads // workers} thread(s)): {card['tokens_per_second']:,.0f} tokens/s ({card['tokens']:,} tokens in {a.steps} "
+                  f"steps, {card['seconds'] / a.steps:.3f} s/step in the loop; {wall:.1f} s with start-up and saving); the preset's "
+                  f"{cfg.steps} steps: about {(cfg.steps * card['seconds'] / a.steps + wall - card['seconds']) / 60:.1f} min", flush=True)
+        if len(cards) > 1:
+            print(f"{first} workers against one process of {cfg.threads} threads, same steps and batches: "
+                  f"{cards[first]['tokens_per_second'] / cards[1]['tokens_per_second']:.2f}x the tokens per second")
+        card = cards[first]
+        path = a.model or card['path']  # the preset's architecture as trained for a few steps above: speed depends on the sizes only
+        gen, read, dt = eval_speed(f"hf:{path},threads={a.threads},batch_size={a.batch}", cfg, a.prompts, a.batch, a.new_tokens)
+    print(f"evaluation (greedy, batch {a.batch}, {a.prompts} prompts of {read / a.prompts:.0f} tokens, {a.new_tokens} new tokens): "
+          f"{gen / dt:,.0f} generated tokens/s ({dt:.1f} s)")
+    m = machine()
+    print(f"machine: {m['cpu']}, {m['cores']} cores, {a.threads} torch threads in evaluation, torch {m['torch']}, transformers {m['transformers']}; "
+          f"load average before {[round(x, 2) for x in load0]}, after {m['load_average']}")
+
+if __name__ == '__main__':
+    main()
