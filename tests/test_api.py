@@ -28,6 +28,7 @@ def test_import_l0kit_is_light():
     assert out.stdout.strip() == 'True', out
 
 @pytest.mark.parametrize('code', ['import l0kit.core', 'import l0kit.core.data', 'import l0kit.sx.data', 'import l0kit.harness.hf',
+                                  'import l0kit.harness.benchmark', 'from l0kit.harness.cli import main',
                                   'import l0kit.bridges.hf', 'from l0kit.l0.dataset import DatasetConfig',
                                   'from l0kit.l0.benchmark import L0Config', 'from l0kit.procbench.dataset import ProcBenchConfig',
                                   'from l0kit.sx.dataset import SXConfig', 'from l0kit.corebench.dataset import CoreConfig',
@@ -91,6 +92,28 @@ def test_no_import_cycle_in_the_package():
     assert 'l0kit.view.page' not in graph['l0kit.protocol.benchmark']
     assert _cycle(graph) == [], ' -> '.join(_cycle(graph))
     assert _cycle({'a': {'b'}, 'b': {'c'}, 'c': {'a'}}) == ['a', 'b', 'c', 'a']   # the check finds a cycle it is shown
+
+
+# what each part of the package may import, beside itself and `l0kit` (its version): the layers of docs/architecture.md
+BENCHMARKS = {'l0', 'procbench', 'sx', 'corebench'}
+MAY_IMPORT = {'protocol': set(), 'backends': {'protocol'}, 'sandbox': {'protocol'}, 'runs': {'protocol', 'backends'},
+              'view': {'protocol', 'runs'}, 'cli': {'protocol', 'backends', 'runs', 'view', 'sandbox'}}
+
+def _parts(graph) -> dict:
+    "part of the package -> the other parts its modules import (a part: `protocol`, `runs`, `l0`, ... the name under l0kit)."
+    part = lambda m: m.split('.')[1] if '.' in m else m
+    out = {}
+    for a, bs in graph.items(): out.setdefault(part(a), set()).update(part(b) for b in bs if part(b) not in (part(a), 'l0kit'))
+    return out
+
+def test_the_package_is_layered():
+    "Counting imports inside functions: the protocol imports no other part, the backends only the protocol, runs no view or command line, no shared part any benchmark."
+    from pathlib import Path
+    import l0kit
+    parts = _parts(_imports(Path(l0kit.__file__).parent))
+    wrong = {p: sorted(parts.get(p, set()) - allowed) for p, allowed in MAY_IMPORT.items() if parts.get(p, set()) - allowed}
+    assert wrong == {}, wrong
+    assert _parts({'l0kit.protocol.a': {'l0kit.runs.b'}}) == {'protocol': {'runs'}}  # the check sees an arrow upwards
 
 
 def test_run_json_records_the_benchmark_package_and_the_report_says_when_it_changed(tmp_path, capsys):

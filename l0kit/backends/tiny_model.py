@@ -16,6 +16,14 @@ __all__ = ['tiny_llama_dir']
 _CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
            "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
 
+_PROGRAM = "def function(x, lst_y, cond_x):\n    lst_y.append(x)\n    if cond_x:\n        x = x + 2\n    lst_y.pop()\n    return\n"
+
+def _trace(x: int) -> str:
+    "The L0 trace of `_PROGRAM` on x, lst_y = [0..x % 5), cond_x = x odd, written out (the cell below checks it against the tracer)."
+    lst = list(range(x % 5))
+    show = lambda v: '[' + ','.join(map(str, v)) + ']'
+    return '\n'.join([f"L2,lst_y:{show(lst + [x])}", 'L3,', *([f"L4,x:{x + 2}"] if x % 2 else []), f"L5,lst_y:{show(lst)}", 'L6,'])
+
 def tiny_llama_dir() -> Path:
     "A tiny random Llama with a trained byte-level tokenizer, built once into the cache."
     dest = cache_dir() / 'tiny-llama-test-1'
@@ -23,10 +31,7 @@ def tiny_llama_dir() -> Path:
     import torch  # the models extra (the backend checks it is there with a clear message)
     from tokenizers import Tokenizer, models, pre_tokenizers, decoders, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-    from l0kit.l0.tracer import trace_program
-    prog = "def function(x, lst_y, cond_x):\n    lst_y.append(x)\n    if cond_x:\n        x = x + 2\n    lst_y.pop()\n    return\n"
-    corpus = ['\n'.join(trace_program(prog, dict(x=x, lst_y=list(range(x % 5)), cond_x=bool(x % 2)))) for x in range(40)]
-    corpus += [prog, "Execute the program below and write its execution trace. Input: Output: Program:"]
+    corpus = [_trace(x) for x in range(40)] + [_PROGRAM, "Execute the program below and write its execution trace. Input: Output: Program:"]
     tk = Tokenizer(models.BPE())
     tk.pre_tokenizer, tk.decoder = pre_tokenizers.ByteLevel(add_prefix_space=False), decoders.ByteLevel()
     specials = ['<|endoftext|>', '<|im_start|>', '<|im_end|>']

@@ -6,27 +6,13 @@
 from __future__ import annotations
 import sys
 import l0kit
-from ..runs.report import report, report_json
+from ..runs.report import add_report_options, budget_text, report, report_json, report_options
 from ..protocol.config import mathtext_safe, terminal_safe
 
 # %% auto #0
-__all__ = ['budget_text', 'print_report', 'report_options', 'cmd_report', 'add_report_options', 'register_cli']
+__all__ = ['print_report', 'cmd_report', 'register_cli']
 
 # %% ../../nbs/09b_report_cli.ipynb #e93a81ce
-def budget_text(b: dict, n: int) -> list[str]:
-    "The report's lines on the server, the token budget and the thinking (`Report.budget`)."
-    out, s = [], b.get('server') or {}
-    if s or b.get('system_fingerprints'):
-        ctx = ', '.join(f"{m['id']} (max_model_len {m['max_model_len']})" if 'max_model_len' in m else m['id'] for m in s.get('models', []))
-        fps = ', '.join(f"{k} ({v})" for k, v in (b.get('system_fingerprints') or {}).items())
-        out.append('   server: ' + ' | '.join(x for x in (f"version {s['version']}" if s.get('version') else '', ctx,
-                                                           f"system_fingerprint {fps}" if fps else '') if x))
-    if b.get('truncated') or b.get('unclosed_think'):
-        out.append(f"   cut by the token budget: {b['truncated']:,} of {n:,} responses; {b['unclosed_think']:,} inside an unclosed <think>, read "
-                   + ("whole (the authors' rule; --set unclosed_think=no_answer reads them as no answer)" if b['unclosed_think_read_as'] == 'authors' else 'as no answer'))
-    if b.get('think_tokens'): out.append(f"   tokens: {b['think_tokens']:,} thinking, {b['answer_tokens']:,} answering")
-    return out
-
 def print_report(r) -> None:
     "One report as text."
     sim = ' (SIMULATED: not a language model)' if r.simulated else ''
@@ -37,11 +23,6 @@ def print_report(r) -> None:
     print(terminal_safe('\n'.join(out)) + '\n')  # names and table cells can hold a model's text: no control character reaches the terminal
 
 # %% ../../nbs/09b_report_cli.ipynb #dd72c691
-def report_options(args) -> dict:
-    "The report options of parsed arguments: `--set KEY=VALUE` pairs (checked by the benchmark)."
-    from l0kit.protocol.benchmark import parse_set
-    return parse_set(getattr(args, 'set', None))
-
 def cmd_report(args) -> int:
     "Score run folders and print each run's tables."
     reports = report(args.runs, data=args.data, **report_options(args))
@@ -63,12 +44,6 @@ def cmd_report(args) -> int:
     return 0
 
 # %% ../../nbs/09b_report_cli.ipynb #15a2d9c9
-def add_report_options(p):
-    "`--data` and `--set` of the verbs that score runs (report, view)."
-    p.add_argument('--data', help='data set folder (default: the one recorded in run.json)')
-    p.add_argument('--set', action='append', metavar='KEY=VALUE', help="a report option of the run's benchmark (repeatable), e.g. "
-                   "--set k=5 --set pass_maj=true for L0; a wrong name lists the benchmark's options")
-
 def register_cli(subparsers):
     "Add `report` to the `l0kit` command."
     p = subparsers.add_parser('report', help="score run folders of any benchmark and print the paper's tables")

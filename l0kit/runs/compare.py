@@ -135,7 +135,7 @@ def comparison_text(c: Comparison, show: int = 20) -> str:
 # %% ../../nbs/07c_compare.ipynb #bb8d1a77
 def cmd_compare(args) -> int:
     "Compare two runs and print the comparison."
-    from l0kit.cli.report import report_options
+    from l0kit.runs.report import report_options
     from l0kit.protocol.config import ConfigError
     if args.vs: a, b = args.runs, args.vs
     elif len(args.runs) == 2: a, b = args.runs
@@ -146,7 +146,7 @@ def cmd_compare(args) -> int:
 
 def register_cli(subparsers):
     "Add `compare` to the `l0kit` command."
-    from l0kit.cli.report import add_report_options
+    from l0kit.runs.report import add_report_options
     p = subparsers.add_parser('compare', help='two runs of one benchmark paired item by item: differences with a paired bootstrap interval, McNemar on correctness')
     p.add_argument('runs', nargs='+', metavar='RUN', help="run A's folder and run B's (or A's folders, then --vs and B's)")
     p.add_argument('--vs', nargs='+', metavar='RUN_B', help="run B's folders, when a run is several folders (shards, splits)")

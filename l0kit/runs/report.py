@@ -9,14 +9,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 import pandas as pd
 import l0kit
-from ..protocol.benchmark import benchmark_package, get_benchmark, check_options, read_options, unclosed_think, UNCLOSED_THINK
+from ..protocol.benchmark import benchmark_package, get_benchmark, parse_set, check_options, read_options, unclosed_think, UNCLOSED_THINK
 from ..protocol.config import ConfigError, shown
 from .format import Record, Run, RunError, read_columns, read_meta
 
 # %% auto #0
 __all__ = ['RESPONSE_COLUMNS', 'RunGroup', 'run_key', 'group_runs', 'missing_shards', 'group_responses', 'group_items',
            'check_items', 'budget_counts', 'read_unclosed', 'Report', 'package_notes', 'report_group', 'report',
-           'report_json']
+           'report_json', 'budget_text', 'report_options', 'add_report_options']
 
 # %% ../../nbs/07a_report.ipynb #71caf477
 @dataclass
@@ -196,3 +196,28 @@ def report_json(reports: list[Report]) -> str:
     return json.dumps({'kit_version': l0kit.__version__, 'reports': [
         {'benchmark': r.benchmark, 'model': r.model, 'simulated': r.simulated, 'settings': r.settings, 'responses': r.responses, 'budget': r.budget,
          'notes': r.notes, 'tables': {k: _table_json(v) for k, v in r.tables.items()}} for r in reports]}, indent=1)
+
+# %% ../../nbs/07a_report.ipynb #4f98d7fb
+def budget_text(b: dict, n: int) -> list[str]:
+    "The report's lines on the server, the token budget and the thinking (`Report.budget`)."
+    out, s = [], b.get('server') or {}
+    if s or b.get('system_fingerprints'):
+        ctx = ', '.join(f"{m['id']} (max_model_len {m['max_model_len']})" if 'max_model_len' in m else m['id'] for m in s.get('models', []))
+        fps = ', '.join(f"{k} ({v})" for k, v in (b.get('system_fingerprints') or {}).items())
+        out.append('   server: ' + ' | '.join(x for x in (f"version {s['version']}" if s.get('version') else '', ctx,
+                                                           f"system_fingerprint {fps}" if fps else '') if x))
+    if b.get('truncated') or b.get('unclosed_think'):
+        out.append(f"   cut by the token budget: {b['truncated']:,} of {n:,} responses; {b['unclosed_think']:,} inside an unclosed <think>, read "
+                   + ("whole (the authors' rule; --set unclosed_think=no_answer reads them as no answer)" if b['unclosed_think_read_as'] == 'authors' else 'as no answer'))
+    if b.get('think_tokens'): out.append(f"   tokens: {b['think_tokens']:,} thinking, {b['answer_tokens']:,} answering")
+    return out
+
+def report_options(args) -> dict:
+    "The report options of parsed arguments: `--set KEY=VALUE` pairs (checked by the benchmark)."
+    return parse_set(getattr(args, 'set', None))
+
+def add_report_options(p):
+    "`--data` and `--set` of the verbs that score runs (report, view)."
+    p.add_argument('--data', help='data set folder (default: the one recorded in run.json)')
+    p.add_argument('--set', action='append', metavar='KEY=VALUE', help="a report option of the run's benchmark (repeatable), e.g. "
+                   "--set k=5 --set pass_maj=true for L0; a wrong name lists the benchmark's options")

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/08a_viewer.ipynb #744a9855
 from __future__ import annotations
-import base64, html, io, json, sys, time
+import base64, html, importlib.resources, io, json, sys, time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 import pandas as pd
@@ -15,11 +15,11 @@ from ..protocol.scoring import majority_index
 from ..protocol.config import ConfigError, mathtext_safe, terminal_safe, write_text_safely
 
 # %% auto #0
-__all__ = ['STYLE', 'RAW_LIMIT', 'PAGE_STYLE', 'PAGE_SCRIPT_DATA', 'PAGE_SCRIPT_FILTERS', 'PAGE_SCRIPT_DRAW', 'PAGE_SCRIPT_MAIN',
-           'CONTROLS', 'Answer', 'ItemView', 'diff_html', 'distinct_responses', 'raw_if_more',
-           'item_view_from_readings', 'item_view', 'with_thinking', 'align', 'RunView', 'turn_text', 'group_turns',
-           'run_views', 'encode_rows', 'voter_ranges', 'page_item', 'figure_uris', 'run_data', 'page_html',
-           'comparison_html', 'write_page', 'telling_item', 'after_run', 'cmd_view', 'register_cli']
+__all__ = ['STYLE', 'RAW_LIMIT', 'PAGE_STYLE', 'PAGE_SCRIPT', 'CONTROLS', 'Answer', 'ItemView', 'asset', 'diff_html',
+           'distinct_responses', 'raw_if_more', 'item_view_from_readings', 'item_view', 'with_thinking', 'align',
+           'RunView', 'turn_text', 'group_turns', 'run_views', 'encode_rows', 'voter_ranges', 'page_item',
+           'figure_uris', 'run_data', 'page_html', 'comparison_html', 'write_page', 'telling_item', 'after_run',
+           'cmd_view', 'register_cli']
 
 # %% ../../nbs/08a_viewer.ipynb #40dd9732
 @dataclass
@@ -142,28 +142,11 @@ def to_text(self: ItemView, answer: int | None = None, after: int | None = 5, sh
 def __str__(self: ItemView) -> str: return self.to_text()
 
 # %% ../../nbs/08a_viewer.ipynb #1c5ca588
-STYLE = """
-.l0v{font:13px/1.4 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1d1d1f}
-.l0v pre,.l0v td.c{font:12px/1.35 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-.l0v pre{background:#f6f7f9;border:1px solid #e3e5e8;border-radius:6px;padding:8px;overflow:auto;max-height:28em;margin:4px 0;white-space:pre-wrap}
-.l0v .hd{font-weight:600;margin:2px 0 6px}.l0v .facts{color:#555;font-weight:400}
-.l0v .ok-b{color:#137333}.l0v .bad-b{color:#b3261e}
-.l0v table.al{border-collapse:collapse;margin:6px 0;min-width:60%}
-.l0v table.al td,.l0v table.al th{padding:1px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top;white-space:pre-wrap;word-break:break-all}
-.l0v table.al th{font-weight:600;color:#555;border-bottom:1px solid #ccc}
-.l0v table.al td:first-child,.l0v table.al th:first-child{white-space:nowrap;word-break:normal;color:#666}
-.l0v tr.ok td.r{color:#137333}.l0v tr.err{background:#fde7e9}.l0v tr.err td{border-top:2px solid #d93025;border-bottom:2px solid #d93025}
-.l0v tr.same td,.l0v tr.diff td,.l0v tr.missing td{color:#999}.l0v tr.diff td.r{color:#a0524d}
-.l0v tr.extra td{color:#8a6d00;background:#fff8e1}
-.l0v .etype{display:inline-block;background:#d93025;color:#fff;border-radius:10px;padding:0 7px;font:600 11px/1.6 system-ui,sans-serif;margin-left:6px}
-.l0v .bars{display:flex;flex-direction:column;gap:2px;margin:6px 0;max-width:640px}
-.l0v .bar{display:flex;align-items:center;gap:6px;font-size:11px;cursor:default}
-.l0v .bar .b{flex:1;height:9px;border-radius:3px;background:#ddd}
-.l0v .bar .lbl{width:9em;white-space:nowrap;overflow:hidden;color:#444}
-.l0v mark{background:#f7b9b3;color:inherit;border-radius:2px}
-.l0v mark:empty{display:inline-block;width:3px;height:1.1em;background:#d93025;vertical-align:text-bottom}
-.l0v .bar.sel .lbl{font-weight:700;color:#000}.l0v .bar .t{width:12em;white-space:nowrap;overflow:hidden;color:#666}
-"""
+def asset(name: str) -> str:
+    "A file of the page shipped beside this module (package data in `l0kit/view/`: `item.css`, `page.css`, `page.js`)."
+    return importlib.resources.files('l0kit.view').joinpath(name).read_text(encoding='utf-8')
+
+STYLE = asset('item.css')  # the item view's style sheet
 
 # %% ../../nbs/08a_viewer.ipynb #d6fd6537
 def _esc(s) -> str: return html.escape('' if s is None else str(s))
@@ -386,7 +369,7 @@ def _table_html(df: pd.DataFrame) -> str:
     return df.round(2).to_html(classes='tbl', border=0, na_rep='–')
 
 def _budget_text(r) -> list[str]:
-    from l0kit.cli.report import budget_text  # the report's lines on the server, the budget's cuts and the thinking
+    from l0kit.runs.report import budget_text  # the report's lines on the server, the budget's cuts and the thinking
     return budget_text(getattr(r, 'budget', None) or {}, r.responses)
 
 def run_data(rv: RunView) -> dict:
@@ -397,210 +380,10 @@ def run_data(rv: RunView) -> dict:
             'figures': figure_uris(rv), 'items': [page_item(v) for v in rv.views()]}
 
 # %% ../../nbs/08a_viewer.ipynb #9a65c45e
-PAGE_STYLE = """
-body{margin:0;background:#fafbfc}.l0v.page{max-width:1400px;margin:0 auto;padding:12px 20px 60px}
-.l0v h1{font-size:20px;margin:8px 0}.l0v h2{font-size:16px;margin:18px 0 6px;border-bottom:1px solid #e3e5e8;padding-bottom:3px}
-.l0v h3{font-size:14px;margin:12px 0 4px}.l0v h4{font-size:12px;margin:6px 0 2px;color:#555;text-transform:uppercase;letter-spacing:.04em}
-.l0v .sim{background:#fff3cd;border:1px solid #e0c56e;border-radius:4px;padding:1px 6px;font-size:12px;font-weight:600}
-.l0v .meta{color:#444;font-size:12px}.l0v .note{color:#8a4b00}.l0v .cut{color:#b00020;font-weight:600}
-.l0v table.tbl{border-collapse:collapse;font-size:12px;margin:4px 0 10px;background:#fff}
-.l0v table.tbl td,.l0v table.tbl th{border:1px solid #e3e5e8;padding:2px 7px;text-align:right}
-.l0v .figs{display:flex;flex-wrap:wrap;gap:10px}.l0v .figs figure{margin:0;background:#fff;border:1px solid #e3e5e8;padding:4px}
-.l0v .figs img{max-width:440px;height:auto;display:block}.l0v figcaption{font-size:11px;color:#555}
-.l0v .controls{position:sticky;top:0;z-index:5;background:#fafbfcee;padding:8px 0;display:flex;flex-wrap:wrap;gap:8px;align-items:center;border-bottom:1px solid #e3e5e8}
-.l0v .controls select,.l0v .controls input,.l0v .controls button{font:13px system-ui,sans-serif;padding:3px 6px}
-.l0v #count{font-weight:600}.l0v .pager button{min-width:2.4em}
-.l0v article.item{background:#fff;border:1px solid #e3e5e8;border-radius:8px;margin:10px 0;padding:8px 12px}
-.l0v article.item>header{display:flex;flex-wrap:wrap;gap:10px;align-items:baseline;cursor:pointer}
-.l0v article.item>header b{font-size:14px}.l0v .chip{display:inline-block;border-radius:10px;padding:0 7px;font-size:11px;background:#eee;margin-right:3px}
-.l0v .chip.e{background:#fde7e9;color:#b3261e}.l0v .maj-right{color:#137333;font-weight:600}.l0v .maj-wrong{color:#b3261e;font-weight:600}
-.l0v .cols{display:grid;grid-template-columns:minmax(280px,2fr) 3fr;gap:14px;margin-top:6px}
-@media (max-width:900px){.l0v .cols{grid-template-columns:1fr}}
-.l0v .bar{cursor:pointer}.l0v .bar:hover .lbl{text-decoration:underline}
-.l0v pre .pl{display:block}.l0v pre .pl.hl-t{background:#e3f0ff}.l0v pre .pl.hl-r{background:#fde7e9}
-.l0v .collapsed .body{display:none}.l0v pre.input{max-height:72em}.l0v .hint{color:#777;font-size:12px}
-"""
+PAGE_STYLE = asset('page.css')  # the run page's layout
 
 # %% ../../nbs/08a_viewer.ipynb #ba130bf3
-PAGE_SCRIPT_DATA = r"""
-const D = JSON.parse(document.getElementById('l0kit-data').textContent);
-const $ = (s, r = document) => r.querySelector(s);
-const esc = s => String(s ?? '').replace(/[&<>"]/g, c => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c]));
-function voterList(s) {
-  const out = [];
-  for (const p of String(s).split(',')) { if (!p) continue; const [a, b] = p.split('-').map(Number); for (let v = a; v <= (isNaN(b) ? a : b); v++) out.push(v); }
-  return out;
-}
-function rowsOf(enc, tg) { const out = []; for (const x of enc) { if (typeof x === 'number') { for (let k = 0; k < x; k++) out.push(tg[out.length]); } else out.push(x); } return out; }
-function status(a, L, i, tg) {
-  if (i >= tg.length) return i === a.e ? 'err' : 'extra';
-  if (a.e === undefined || i < a.e) return i < L.length ? 'ok' : 'missing';
-  if (i === a.e) return 'err';
-  if (i >= L.length) return 'missing';
-  return L[i] === tg[i] ? 'same' : 'diff';
-}
-D.runs.forEach((run, r) => run.items.forEach((it, k) => {
-  it.r = r; it.k = k; it.nv = 0; it.right = 0; it.types = new Set();
-  for (const a of it.a) { a.vs = voterList(a.v); it.nv += a.vs.length; if (a.c) it.right += a.vs.length; if (a.t) it.types.add(a.t); }
-  it.majOk = !!it.a[it.m].c;
-}));
-"""
-
-# %% ../../nbs/08a_viewer.ipynb #ffcc255c
-PAGE_SCRIPT_FILTERS = r"""
-const OUTCOMES = {all: 'all items', 'maj-wrong': 'majority wrong', 'maj-right': 'majority right', 'some-wrong': 'some voter wrong',
-                  'all-wrong': 'every voter wrong', 'all-right': 'every voter right'};
-let lastHash = null;
-const S = {run: 0, split: '', outcome: 'all', type: '', q: '', sort: 'data', page: 0, per: 25, eager: 0};
-function readHash() {
-  const h = new URLSearchParams(location.hash.slice(1));
-  for (const k of Object.keys(S)) if (h.has(k)) S[k] = typeof S[k] === 'number' ? (h.get(k) === 'all' ? 1e9 : Number(h.get(k)) || 0) : h.get(k);
-  if (!(S.per > 0)) S.per = 25;
-  if (!D.runs[S.run]) S.run = 0;
-}
-function writeHash() {
-  const h = new URLSearchParams();
-  for (const [k, v] of Object.entries(S)) if (v !== '' && !(k === 'run' && v === 0) && !(k === 'outcome' && v === 'all') && !(k === 'sort' && v === 'data')
-    && !(k === 'page' && v === 0) && !(k === 'per' && v === 25) && !(k === 'eager' && !v)) h.set(k, v >= 1e9 ? 'all' : v);
-  lastHash = '#' + h.toString();
-  if (location.hash !== lastHash && !(lastHash === '#' && !location.hash)) history.replaceState(null, '', lastHash);
-}
-function keep(it) {
-  if (S.split && it.s !== S.split) return false;
-  if (S.type && !it.types.has(S.type)) return false;
-  if (S.q && !it.i.toLowerCase().includes(S.q.toLowerCase())) return false;
-  switch (S.outcome) {
-    case 'maj-wrong': return !it.majOk; case 'maj-right': return it.majOk; case 'some-wrong': return it.right < it.nv;
-    case 'all-wrong': return it.right === 0; case 'all-right': return it.right === it.nv; default: return true;
-  }
-}
-function selected() {
-  const items = D.runs[S.run].items.filter(keep);
-  if (S.sort === 'right') items.sort((x, y) => x.right / x.nv - y.right / y.nv || x.k - y.k);
-  return items;
-}
-function fillControls() {
-  const run = D.runs[S.run], opt = (v, t, sel) => `<option value="${esc(v)}"${sel ? ' selected' : ''}>${esc(t)}</option>`;
-  const splits = [...new Set(run.items.map(it => it.s))], types = new Map();
-  for (const it of run.items) for (const a of it.a) if (a.t) types.set(a.t, (types.get(a.t) || 0) + a.vs.length);
-  $('#f-run').innerHTML = D.runs.map((r, i) => opt(i, `${r.benchmark} | ${r.model}`, i === S.run)).join('');
-  $('#f-run').style.display = D.runs.length > 1 ? '' : 'none';
-  $('#f-split').innerHTML = opt('', 'every split', !S.split) + splits.map(s => opt(s, s, s === S.split)).join('');
-  $('#f-outcome').innerHTML = Object.entries(OUTCOMES).map(([k, t]) => opt(k, t, k === S.outcome)).join('');
-  $('#f-type').innerHTML = opt('', 'any first error', !S.type) + [...types].sort((a, b) => b[1] - a[1]).map(([t, n]) => opt(t, `${t} (${n} responses)`, t === S.type)).join('');
-  $('#f-sort').innerHTML = opt('data', 'data order', S.sort === 'data') + opt('right', 'fewest voters right first', S.sort === 'right');
-  $('#f-per').innerHTML = [10, 25, 100, 1e9].map(n => opt(n, n >= 1e9 ? 'all items' : `${n} a page`, n === S.per)).join('');
-  $('#f-q').value = S.q;
-}
-"""
-
-# %% ../../nbs/08a_viewer.ipynb #7aa25b09
-PAGE_SCRIPT_DRAW = r"""
-function bar(a, n, i, it, sel) {
-  let bg = '#34a853';
-  if (!a.c && a.e !== undefined) { const w = 100 / Math.max(n, 1), e = Math.min(a.e, n), g = e * w, r = Math.min(100, (e + 1) * w);
-    bg = `linear-gradient(90deg,#34a853 0 ${g}%,#d93025 ${g}% ${r}%,#ccc ${r}% 100%)`; }
-  const who = a.vs.length === 1 ? `voter ${a.vs[0]}` : `voters ${a.v}`;
-  return `<div class="bar${i === sel ? ' sel' : ''}" data-a="${i}" title="${esc(a.n || '')}"><span class="lbl">${esc(who)}${i === it.m ? ' ★' : ''}</span>` +
-         `<span class="b" style="background:${bg}"></span><span class="t">${a.c ? 'correct' : esc(a.t || 'wrong')}</span></div>`;
-}
-function diff(t, r) {
-  let p = 0, q = 0;
-  while (p < Math.min(t.length, r.length) && t[p] === r[p]) p++;
-  while (q < Math.min(t.length, r.length) - p && t[t.length - 1 - q] === r[r.length - 1 - q]) q++;
-  const mark = x => esc(x.slice(0, p)) + '<mark>' + esc(x.slice(p, x.length - q)) + '</mark>' + esc(x.slice(x.length - q));
-  return [mark(t), mark(r)];
-}
-function alignment(it, i) {
-  const a = it.a[i], tg = it.tg, L = rowsOf(a.l, tg), n = Math.max(tg.length, L.length), rows = [];
-  for (let r = 0; r < n; r++) {
-    const st = status(a, L, r, tg), lab = it.rl ? (it.rl[r] ?? '+') : (r < tg.length ? r + 1 : '+');
-    const resp = r < L.length ? L[r] : (st === 'err' ? (L.length ? '(nothing: the response ends here)' : '(no answer could be read: see the raw response)') : '');
-    const t = r < tg.length ? tg[r] : '', [th, rh] = st === 'err' && r < L.length && t ? diff(t, L[r]) : [esc(t), esc(resp)];
-    const tag = st === 'err' ? `<span class="etype" title="${esc(a.d || '')}">${esc(a.t || 'error')}</span>` : '';
-    rows.push(`<tr class="${st}"><td>${esc(lab)}</td><td class="c">${th}</td><td class="c r">${rh}${tag}</td></tr>`);
-  }
-  const who = a.vs.length === 1 ? `voter ${a.vs[0]}` : `voters ${a.v}`;
-  const verdict = a.c ? 'correct' : `first error: ${esc(a.t || 'wrong')}${a.d ? ' (' + esc(a.d) + ')' : ''}`;
-  return `<div class="hint">${esc(who)}${i === it.m ? ` (the majority answer, ${it.mv} vote${it.mv === 1 ? '' : 's'})` : ''}: ${verdict}${a.n ? ' · ' + esc(a.n) : ''}${a.cut ? ' · <span class="cut">cut by the token budget</span>' : ''}</div>` +
-    `<table class="al"><tr><th>row</th><th>target</th><th>response</th></tr>${rows.join('')}</table>` +
-    (a.th ? `<details class="thinking"><summary>thinking (${a.th.length.toLocaleString()} characters, apart from the answer)</summary><pre>${esc(a.th)}</pre></details>` : '') +
-    (a.r ? `<details><summary>raw response</summary><pre>${esc(a.r)}</pre></details>` : '') +
-    (a.tu ? `<details class="turns" open><summary>${a.tu.length} model turn${a.tu.length === 1 ? '' : 's'} of voter ${a.vs[0]}: each prompt and answer</summary>` +
-      a.tu.map(([p, r, t], k) => `<h4>turn ${k + 1}: prompt</h4><pre>${esc(p)}</pre><h4>turn ${k + 1}: answer${t == null ? '' : ` (${t} tokens)`}</h4><pre>${esc(r)}</pre>`).join('') +
-      '</details>' : '');
-}
-function inputHtml(it, i) {
-  const a = it.a[i], lineNo = s => { const m = /^L(\d+),/.exec(s || ''); return m ? m[1] : null; };
-  let t = null, r = null;
-  if (!a.c && a.e !== undefined) { t = lineNo(it.tg[a.e]); r = lineNo(rowsOf(a.l, it.tg)[a.e]); }
-  const lines = it.in.split('\n').map(l => { const m = /^L(\d+) /.exec(l), n = m && m[1];
-    return `<span class="pl${n && n === t ? ' hl-t' : ''}${n && n === r && r !== t ? ' hl-r' : ''}">${esc(l) || ' '}</span>`; });
-  return `<pre class="input">${lines.join('')}</pre>` + (it.sec || []).map(([h, x]) => `<h4>${esc(h)}</h4><pre>${esc(x)}</pre>`).join('');
-}
-function drawBody(card, it, sel) {
-  const n = it.tg.length;
-  card.querySelector('.body').innerHTML = `<div class="cols"><div><h4>input</h4>${inputHtml(it, sel)}</div><div><h4>answers (one bar each; click to show)</h4>` +
-    `<div class="bars">${it.a.map((a, i) => bar(a, n, i, it, sel)).join('')}</div>${alignment(it, sel)}</div></div>`;
-  card.dataset.drawn = '1'; card.dataset.shown = sel;
-}
-function firstShown(it) {
-  if (S.type) { const i = it.a.findIndex(a => a.t === S.type); if (i >= 0) return i; }
-  if (!it.majOk) return it.m;
-  const w = it.a.findIndex(a => !a.c);
-  return w >= 0 ? w : it.m;
-}
-function card(it) {
-  const chips = [...it.types].map(t => `<span class="chip e">${esc(t)} ×${it.a.filter(a => a.t === t).reduce((s, a) => s + a.vs.length, 0)}</span>`).join('');
-  const cut = v => { v = String(v); return v.length > 48 ? v.slice(0, 47) + '…' : v; };
-  const facts = Object.entries(it.f || {}).map(([k, v]) => `${esc(k)} <span title="${esc(v)}">${esc(cut(v))}</span>`).join(' · ');
-  return `<article class="item" data-id="${esc(it.i)}" data-split="${esc(it.s)}" data-majority="${it.majOk ? 'right' : 'wrong'}" data-k="${it.k}">` +
-    `<header><b>${esc(it.i)}</b><span class="meta">${esc(it.s)}${facts ? ' · ' + facts : ''}</span>` +
-    `<span>${it.right} of ${it.nv} voters right</span><span class="${it.majOk ? 'maj-right' : 'maj-wrong'}">majority ${it.majOk ? 'right' : 'wrong'} (${it.mv} vote${it.mv === 1 ? '' : 's'})</span>${chips}</header>` +
-    `<div class="body"><div class="hint">…</div></div></article>`;
-}
-"""
-
-# %% ../../nbs/08a_viewer.ipynb #43095381
-PAGE_SCRIPT_MAIN = r"""
-let observer = null;
-function draw() {
-  const items = selected(), run = D.runs[S.run], pages = Math.max(1, Math.ceil(items.length / S.per));
-  S.page = Math.min(S.page, pages - 1);
-  const shown = items.slice(S.page * S.per, (S.page + 1) * S.per);
-  $('#count').textContent = `${items.length} of ${run.items.length} items`;
-  $('#pageinfo').textContent = pages > 1 ? `page ${S.page + 1} of ${pages}` : '';
-  $('#prev').disabled = S.page === 0; $('#next').disabled = S.page >= pages - 1;
-  const list = $('#items'); list.innerHTML = shown.map(card).join('');
-  if (observer) observer.disconnect();
-  const byK = new Map(shown.map(it => [String(it.k), it]));
-  const open = el => { if (!el.dataset.drawn) { const it = byK.get(el.dataset.k); drawBody(el, it, firstShown(it)); } };
-  if (S.eager || !('IntersectionObserver' in window)) list.querySelectorAll('article.item').forEach(open);
-  else { observer = new IntersectionObserver(es => es.forEach(e => { if (e.isIntersecting) { open(e.target); observer.unobserve(e.target); } }), {rootMargin: '600px'});
-         list.querySelectorAll('article.item').forEach(el => observer.observe(el)); }
-  writeHash();
-}
-function onChange(k, v) { S[k] = v; if (k !== 'page') S.page = 0; if (k === 'run') { S.split = ''; S.type = ''; fillControls(); } draw(); }
-function init() {
-  const t0 = performance.now();
-  readHash(); fillControls();
-  for (const [id, k, num] of [['#f-run', 'run', 1], ['#f-split', 'split'], ['#f-outcome', 'outcome'], ['#f-type', 'type'], ['#f-sort', 'sort'], ['#f-per', 'per', 1]])
-    $(id).addEventListener('change', e => onChange(k, num ? Number(e.target.value) : e.target.value));
-  $('#f-q').addEventListener('input', e => onChange('q', e.target.value.trim()));
-  $('#prev').addEventListener('click', () => onChange('page', S.page - 1));
-  $('#next').addEventListener('click', () => onChange('page', S.page + 1));
-  $('#items').addEventListener('click', e => {
-    const b = e.target.closest('.bar'), art = e.target.closest('article.item');
-    if (b && art) { const it = D.runs[S.run].items[Number(art.dataset.k)]; drawBody(art, it, Number(b.dataset.a)); return; }
-    if (art && e.target.closest('header')) art.classList.toggle('collapsed');
-  });
-  addEventListener('hashchange', () => { if (location.hash !== lastHash) { readHash(); fillControls(); draw(); } });
-  draw();
-  document.body.dataset.renderMs = (performance.now() - t0).toFixed(1);
-  document.body.dataset.ready = '1';
-}
-init();
-"""
+PAGE_SCRIPT = asset('page.js')  # the run page's script
 
 # %% ../../nbs/08a_viewer.ipynb #6f26ae1f
 def _run_header(d: dict) -> str:
@@ -625,13 +408,12 @@ def page_html(runs: list[dict], title: str = 'l0kit run', compare: str = '') -> 
     "The self-contained HTML page of the runs' data (`run_data`), with a comparison section (`comparison_html`) when given."
     data = json.dumps({'runs': [{k: v for k, v in r.items() if k in ('benchmark', 'model', 'items')} for r in runs]},
                       ensure_ascii=False, separators=(',', ':')).replace('<', '\\u003c')
-    script = PAGE_SCRIPT_DATA + PAGE_SCRIPT_FILTERS + PAGE_SCRIPT_DRAW + PAGE_SCRIPT_MAIN
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">'
             f'<title>{_esc(title)}</title><style>{STYLE}{PAGE_STYLE}</style></head>\n<body><div class="l0v page">'
             f'<h1>{_esc(title)}</h1><div class="meta">made by l0kit {l0kit.__version__} · one row per step: the target beside the response, '
             f'the first error in red with its type · ★ the majority answer</div>\n'
             + compare + '\n'.join(_run_header(r) for r in runs) + f'\n<h2>Items</h2>{CONTROLS}<div id="items"></div></div>\n'
-            f'<script type="application/json" id="l0kit-data">{data}</script>\n<script>\n"use strict";\n{script}</script></body></html>\n')
+            f'<script type="application/json" id="l0kit-data">{data}</script>\n<script>\n"use strict";\n{PAGE_SCRIPT}</script></body></html>\n')
 
 # %% ../../nbs/08a_viewer.ipynb #8a4aa0b2
 def comparison_html(rvs: list) -> str:
@@ -687,7 +469,7 @@ def after_run(run_dirs, out=None, data=None, item: str | None = None, file=None,
 # %% ../../nbs/08a_viewer.ipynb #8d605f2f
 def cmd_view(args) -> int:
     "Write the run page; print one item with `--show`."
-    from l0kit.cli.report import report_options
+    from l0kit.runs.report import report_options
     options = report_options(args)
     if args.show is None:
         path, rvs = write_page(args.runs, args.out, args.data, **options)
@@ -701,6 +483,6 @@ def register_cli(subparsers):
     p.add_argument('runs', nargs='+', help='run folders (the shards and splits of one run merge)')
     p.add_argument('--out', help='the HTML file to write (default: view.html in the first run folder)')
     p.add_argument('--show', nargs='?', const='', default=None, metavar='ID', help="also print an item's alignment (default: the most telling)")
-    from l0kit.cli.report import add_report_options
+    from l0kit.runs.report import add_report_options
     add_report_options(p)
     p.set_defaults(func=cmd_view)
