@@ -143,7 +143,7 @@ def test_params_n_and_sampling_seeds(one_choice):
 
 
 def test_client_throughput_benchmark_reduced():
-    sys.path.insert(0, str(ROOT / 'benchmarks'))
+    sys.path.insert(0, str(ROOT / 'perf'))
     import client_throughput
     r = client_throughput.main(['--programs', '4', '--voters', '5', '--concurrency', '16'])
     assert r['requests'] == 20 and r['kit_rate'] > 0 and r['bare_rate'] > 0

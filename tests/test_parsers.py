@@ -12,7 +12,7 @@ import pytest
 
 from conftest import ROOT
 
-_spec = importlib.util.spec_from_file_location('parsers_speed', ROOT / 'benchmarks' / 'parsers_speed.py')
+_spec = importlib.util.spec_from_file_location('parsers_speed', ROOT / 'perf' / 'parsers_speed.py')
 speed = importlib.util.module_from_spec(_spec); sys.modules['parsers_speed'] = speed; _spec.loader.exec_module(speed)
 SIZE, SHAPES, rep = speed.SIZE, speed.SHAPES, speed.rep
 

@@ -144,7 +144,7 @@ def test_report_scoring_distinct_responses_gives_the_same_numbers(tmp_path):
 
 def test_million_benchmark_reduced(tmp_path):
     "perf/million.py end to end at a small size: runs, report and view as their own processes."
-    sys.path.insert(0, str(ROOT / 'benchmarks'))
+    sys.path.insert(0, str(ROOT / 'perf'))
     import million
     r = million.main(['--programs', '3', '--voters', '8', '--data', str(tmp_path / 'data'), '--keep', str(tmp_path / 'runs')])
     assert r['responses'] == 2 * 3 * 8 and r['report_ok'] and r['view_ok'] and r['page_mib'] < 5
