@@ -15,12 +15,13 @@ from .models import parse_model_spec, load_model
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['THINK_END', 'THINK_START', 'UNCLOSED_THINK', 'CARD', 'BENCHMARKS', 'DEFAULT_BENCHMARK', 'KIT_DATA_FILES', 'NoConfig',
-           'make_config', 'answer_part', 'unclosed_think', 'FirstError', 'Reading', 'first_difference', 'prefix_credit',
-           'Option', 'check_options', 'parse_set', 'ItemLayout', 'Benchmark', 'read_card', 'stream_seed',
-           'check_item_ids', 'Turn', 'continue_chat', 'one_turn', 'read_options', 'register_benchmark',
-           'benchmark_names', 'PluginUnavailable', 'available_benchmarks', 'benchmark_class', 'get_benchmark',
-           'benchmark_of', 'check_data_out', 'benchmark_package', 'stamp_card', 'model_for']
+__all__ = ['THINK_END', 'THINK_START', 'UNCLOSED_THINK', 'CARD', 'VOTE_KS', 'VOTING_TABLE', 'BENCHMARKS', 'DEFAULT_BENCHMARK',
+           'KIT_DATA_FILES', 'NoConfig', 'make_config', 'answer_part', 'unclosed_think', 'FirstError', 'Reading',
+           'first_difference', 'prefix_credit', 'Option', 'check_options', 'parse_set', 'ItemLayout', 'Benchmark',
+           'read_card', 'stream_seed', 'check_item_ids', 'Turn', 'continue_chat', 'one_turn', 'read_options',
+           'voting_table', 'register_benchmark', 'benchmark_names', 'PluginUnavailable', 'available_benchmarks',
+           'benchmark_class', 'get_benchmark', 'benchmark_of', 'check_data_out', 'benchmark_package', 'stamp_card',
+           'model_for']
 
 # %% ../../nbs/04_benchmark.ipynb #c3483895
 @dataclass
@@ -361,17 +362,51 @@ def score_frame(self: Benchmark, responses: pd.DataFrame, items: dict, **options
 
 @patch
 def tables(self: Benchmark, scores: pd.DataFrame, items: dict | None = None, **options) -> dict:
-    "The paper's tables by name (default: the mean of each per-sample metric per split, and over splits)."
+    "The paper's tables by name (default: the mean of each per-sample metric per split, and over splits; with several voters, `voting_table` too)."
     cols = {m: c for m, c in self.metrics.items() if c in scores}
     t = scores.groupby('split', sort=False).agg(**{'responses': ('id', 'size'), 'items': ('id', 'nunique')},
                                                    **{m: (c, 'mean') for m, c in cols.items()})
     if len(t) > 1: t.loc['all'] = [len(scores), scores['id'].nunique()] + [scores[c].astype(float).mean() for c in cols.values()]
-    return {'Summary (mean per response)': t}
+    out = {'Summary (mean per response)': t}
+    if (v := voting_table(scores)) is not None: out[VOTING_TABLE] = v
+    return out
 
 @patch
 def figures(self: Benchmark, scores: pd.DataFrame, label: str = 'model') -> dict:
     "The benchmark's figures of a run's scores, by file name (`l0kit report --figures`); `label` names the model (and says SIMULATED for a simulated one). Default: none."
     return {}
+
+# %% ../../nbs/04_benchmark.ipynb #5a5ee8bc
+VOTE_KS = (1, 3, 5, 15, 31)  # the k of the default voting table (the L0 paper's), and the run's voters
+VOTING_TABLE = 'Voting: pass@k, and majvote@k of the first k voters'
+
+def _hashable(k):
+    try: hash(k); return k
+    except TypeError: return json.dumps(k, sort_keys=True, default=str)
+
+def _item_votes(keys: list, ok: list, ks: list) -> dict:
+    "pass@k and maj@k (first k voters) of one item, its voters' keys and correctness in voter order."
+    from l0kit.protocol.scoring import majority_index, pass_at_k
+    row = {}
+    for k in ks:
+        if k > 1: row[f'maj@{k}'] = float(ok[majority_index([_hashable(x) for x in keys[:k]])])
+        row[f'pass@{k}'] = pass_at_k(len(ok), sum(ok), k)
+    return row
+
+def voting_table(scores: pd.DataFrame,  # a run's scored responses (`score_frame`): id, voter, split, key, correct
+                ) -> pd.DataFrame | None:
+    "Per split and over splits: pass@1, majvote@k of the first k voters and pass@k; None when items have one voter."
+    n = scores.groupby('id').size()
+    voters = int(n.mode().max()) if len(n) else 0
+    if voters < 2: return None
+    ks = sorted({k for k in VOTE_KS if k <= voters} | {voters})
+    s = scores[scores['id'].isin(n.index[n >= voters])].sort_values(['id', 'voter'], kind='stable')
+    per = pd.DataFrame([{'split': g['split'].iloc[0], **_item_votes(g['key'].tolist()[:voters], g['correct'].astype(bool).tolist()[:voters], ks)}
+                        for _, g in s.groupby('id', sort=False)])
+    t = per.groupby('split', sort=False).mean()
+    t.insert(0, 'items', per.groupby('split', sort=False).size())
+    if len(t) > 1: t.loc['all'] = [len(per), *per.drop(columns='split').mean()]
+    return t.astype({'items': int})
 
 # %% ../../nbs/04_benchmark.ipynb #578679bb
 @patch
