@@ -62,7 +62,7 @@ def run_one(over: dict, minutes: float, threads: int, ladder: str, programs: int
         if step == 20:  # the steps that fit the budget, at the speed of steps 5-20 (the first ones pay one-off costs)
             total = 20 + int((minutes * 60 - (time.perf_counter() - t0)) / ((time.perf_counter() - t5) / 15))
             cfg = dataclasses.replace(cfg, steps=max(total, 21), warmup=max(1, round(cfg.warmup * total / cfg.steps)))  # the preset's share of warm-up
-        batch, _ = next(batches)
+        batch, _, _ = next(batches)  # (batch, items, skipped for length)
         ids, _, labels = collate(batch, tok.pad_token_id)
         for g in (g for o in opts for g in o.param_groups): g['lr'] = lr_at(cfg, step)
         loss = model(input_ids=ids, labels=labels).loss

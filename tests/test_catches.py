@@ -264,7 +264,7 @@ def test_collate_labels_learn_only_the_traces(demo_loss):
     from l0kit.train import collate, get_train_preset, make_tokenizer, training_batches, _l0
     cfg = dataclasses.replace(get_train_preset('quick', small=True), demo_loss=demo_loss)
     tok = make_tokenizer(max(64, cfg.gen.max_code_lines))
-    batch, items = next(training_batches(cfg, tok))
+    batch, items, _ = next(training_batches(cfg, tok))
     ids, mask, labels = collate(batch, tok.pad_token_id)
     assert ids.shape == labels.shape == mask.shape and ids.shape[0] == len(items) >= 2
     assert len({len(x) for x, _ in batch}) > 1  # rows of different lengths: the shorter ones are padded
