@@ -23,9 +23,8 @@ __all__ = ['ORGANISM_GEN', 'SPECIALS', 'PIECE', 'CHAT_TEMPLATE', 'ARCHS', 'TRAIN
            'collate', 'trained_items', 'trained_programs', 'step_bin', 'length_record', 'make_model', 'n_params',
            'lr_at', 'newton_schulz', 'muon', 'make_optimizers', 'organisms_dir', 'default_out', 'machine',
            'trained_on_lines', 'model_card', 'save_organism', 'is_organism', 'replaceable', 'load_card', 'train',
-           'check_out', 'check_machine', 'approx_parameters', 'checkpoint_path', 'train_command', 'register_cli',
-           'token_kind', 'token_accuracy', 'greedy_right', 'skills_over_training', 'organism_rows', 'mean_reward',
-           'grpo_organism']
+           'check_out', 'check_machine', 'approx_parameters', 'checkpoint_path', 'token_kind', 'token_accuracy',
+           'greedy_right', 'skills_over_training', 'organism_rows', 'mean_reward', 'grpo_organism']
 
 # %% ../nbs/70_train.ipynb #3119c963
 from .l0.dataset import LADDER_GEN
@@ -614,34 +613,6 @@ def _train_workers(cfg: TrainConfig, out: Path, progress: bool, log_every: int, 
         if any(p.returncode for p in procs):
             raise RuntimeError(f"a training worker failed (exit codes {[p.returncode for p in procs]}); its error, if it printed one, is above")
         return json.loads(Path(d, 'card.json').read_text())
-
-# %% ../nbs/70_train.ipynb #2a5e3240
-def train_command(args) -> int:
-    "Run `l0kit train`."
-    cfg = TrainConfig.from_yaml(args.config) if args.config else get_train_preset(args.preset)
-    over = {k: getattr(args, k) for k in ('seed', 'steps') if getattr(args, k) is not None}
-    if 'steps' in over: over['name'] = f"{cfg.name}-{over['steps']}steps"  # not the preset any more: not its folder either
-    if over: cfg = TrainConfig.from_dict({**cfg.to_dict(), **over})
-    card = train(cfg, args.out, progress=not args.quiet, force=args.force, checkpoint_every=args.checkpoint_every,
-                 keep_checkpoints=args.keep_checkpoints)
-    print(f"{card['description']} ({card['name']}): {card['steps']} steps, {card['tokens']:,} tokens, final loss {card['final_loss']}, "
-          f"{card['seconds']} s ({card['tokens_per_second']:,.0f} tokens/s)\nsaved to {card['path']}; evaluate it with "
-          f"`l0kit eval --model hf:{card['path']} --set shots={card['config']['shots']} --voters 1 --data DATA --split SPLIT --out RUN`")
-    return 0
-
-def register_cli(subparsers):
-    "Add `train` to the `l0kit` command."
-    p = subparsers.add_parser('train', help='train a small executor (a model organism) from scratch on the kit\'s own L0 traces')
-    p.add_argument('--preset', default='quick', choices=sorted(TRAIN_PRESETS), help='quick (minutes) or full (under an hour on 2 CPU cores)')
-    p.add_argument('--config', help='YAML file of TrainConfig fields (instead of a preset)')
-    p.add_argument('--seed', type=int, help='seed of data, initialisation and order (default: the config\'s, 0)')
-    p.add_argument('--steps', type=int, help='override the optimiser steps')
-    p.add_argument('--out', help='output folder (default: $L0KIT_ORGANISMS or ~/.cache/l0kit/organisms/organism-PRESET-sSEED)')
-    p.add_argument('--force', action='store_true', help='replace a model already in --out')
-    p.add_argument('--checkpoint-every', type=int, default=0, metavar='N', help='save a loadable OUT.checkpoint folder every N steps (removed at the end)')
-    p.add_argument('--keep-checkpoints', action='store_true', help='keep every checkpoint as OUT.stepN (with --checkpoint-every) to compare them')
-    p.add_argument('--quiet', action='store_true', help='no progress bar')
-    p.set_defaults(func=train_command)
 
 # %% ../nbs/70_train.ipynb #b3ffbba3
 def token_kind(piece: str, previous: str) -> str:

@@ -52,7 +52,7 @@ def test_lm_eval_on_a_real_local_model_agrees_with_the_report(tmp_path, data, ti
     "`lm_eval` (the command) on a tiny Hugging Face model: prompts are the kit's, per-sample scores follow the spec's rules."
     from transformers import AutoTokenizer
     import argparse
-    from l0kit.bridges.export_cli import register_cli
+    from l0kit.cli.export import register_cli
     ap = argparse.ArgumentParser(); register_cli(ap.add_subparsers(dest='command'))
     out = tmp_path / 'tasks'
     args = ap.parse_args(['export', 'lm-eval', '--data', str(data / 'l0'), '--split', 'short', '--out', str(out), '--voters', '2',

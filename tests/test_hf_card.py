@@ -86,7 +86,7 @@ def test_push_to_hub_uploads_the_folder(tmp_path, monkeypatch, capsys):
 def test_export_help_lists_every_export():
     "`l0kit export --help` names every export subcommand the parser has; every option of every export has a help text."
     import argparse
-    from l0kit.bridges.export_cli import register_cli
+    from l0kit.cli.export import register_cli
     ap = argparse.ArgumentParser(prog='l0kit'); sub = ap.add_subparsers(dest='command'); register_cli(sub)
     export = sub.choices['export']
     targets = next(a for a in export._actions if isinstance(a, argparse._SubParsersAction)).choices

@@ -13,8 +13,7 @@ from ..runs.runner import RunConfig, run_eval
 from ..runs.format import Shard
 
 # %% auto #0
-__all__ = ['extra_body_of', 'settings_from_args', 'add_eval_arguments', 'budget_lines', 'eval_command', 'models_command',
-           'register_cli']
+__all__ = ['extra_body_of', 'settings_from_args', 'add_eval_arguments', 'budget_lines', 'cmd_eval', 'cmd_models', 'register_cli']
 
 # %% ../../nbs/09a_eval_cli.ipynb #d957ade3
 _RUN_FLAGS = ('voters', 'seed', 'temperature', 'top_p', 'max_new_tokens_cap', 'stop', 'reasoning')
@@ -115,7 +114,7 @@ def budget_lines(s: dict) -> list[str]:
                    f"({s['think_tokens'] / max(s['complete'], 1):,.0f} thinking per response)")
     return out
 
-def eval_command(args) -> int:
+def cmd_eval(args) -> int:
     "Run `l0kit eval`; the exit status."
     s = _run(args)  # a user error or Ctrl-C is reported by `main`, the same way for every command
     if 'batch' in s: return s['batch']
@@ -130,7 +129,7 @@ def eval_command(args) -> int:
         return 1
     return 0
 
-def models_command(args) -> int:
+def cmd_models(args) -> int:
     "Print the model spec kinds, and each benchmark's simulated model (a plugin that fails to load is said to be unavailable)."
     for kind, (_, help) in MODEL_KINDS.items(): print(f"{kind:10} {help}")
     from l0kit.protocol.benchmark import PluginUnavailable, benchmark_names
@@ -143,6 +142,6 @@ def models_command(args) -> int:
 def register_cli(subparsers):
     "Add `eval` and `models` to an argparse subparsers object (each sets `func`)."
     p = subparsers.add_parser('eval', help='evaluate a model on a split of any benchmark into a resumable run folder')
-    add_eval_arguments(p); p.set_defaults(func=eval_command)
+    add_eval_arguments(p); p.set_defaults(func=cmd_eval)
     m = subparsers.add_parser('models', help='list the model spec kinds')
-    m.set_defaults(func=models_command)
+    m.set_defaults(func=cmd_models)

@@ -62,7 +62,7 @@ def _not_loaded(name: str, sub):
 
 
 # %% ../../nbs/09_cli.ipynb #8d8d94e6
-COMMANDS = ['l0kit.cli.eval', 'l0kit.cli.report', 'l0kit.runs.compare', 'l0kit.cli.describe', 'l0kit.bridges.export_cli', 'l0kit.view.page', 'l0kit.train']
+COMMANDS = ['l0kit.cli.eval', 'l0kit.cli.report', 'l0kit.cli.compare', 'l0kit.cli.describe', 'l0kit.cli.export', 'l0kit.cli.view', 'l0kit.cli.train']  # one module per shared verb
 
 def _benchmark_commands(sub, load: str | None = None):
     "`l0kit NAME VERB ...` for every kit benchmark with commands of its own (`register_cli`), and for the plugin `load`; other plugins are listed, not imported."

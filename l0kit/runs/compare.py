@@ -18,7 +18,7 @@ from ..protocol.scoring import bootstrap_ci
 
 # %% auto #0
 __all__ = ['item_table', 'paired_items', 'mcnemar_exact', 'Comparison', 'compare_reports', 'compare', 'comparison_json',
-           'comparison_text', 'cmd_compare', 'register_cli']
+           'comparison_text']
 
 # %% ../../nbs/07c_compare.ipynb #e77f5211
 def item_table(scores: pd.DataFrame, metrics: dict) -> pd.DataFrame:
@@ -131,28 +131,3 @@ def comparison_text(c: Comparison, show: int = 20) -> str:
            f"\nItems where the first voters disagree: {len(c.disagree)}"]
     if len(c.disagree): out.append(c.disagree.head(show).to_string(index=False) + ('' if len(c.disagree) <= show else f"\n... and {len(c.disagree) - show} more"))
     return terminal_safe('\n'.join(out))
-
-# %% ../../nbs/07c_compare.ipynb #bb8d1a77
-def cmd_compare(args) -> int:
-    "Compare two runs and print the comparison."
-    from l0kit.runs.report import report_options
-    from l0kit.protocol.config import ConfigError
-    if args.vs: a, b = args.runs, args.vs
-    elif len(args.runs) == 2: a, b = args.runs
-    else: raise ConfigError(f"compare takes two run folders (A B), or A's folders then --vs and B's; got {len(args.runs)} folder(s)")
-    c = compare(a, b, data=args.data, n_resamples=args.resamples, seed=args.bootstrap_seed, **report_options(args))
-    print(comparison_json(c) if args.json else comparison_text(c, args.show))
-    return 0
-
-def register_cli(subparsers):
-    "Add `compare` to the `l0kit` command."
-    from l0kit.runs.report import add_report_options
-    p = subparsers.add_parser('compare', help='two runs of one benchmark paired item by item: differences with a paired bootstrap interval, McNemar on correctness')
-    p.add_argument('runs', nargs='+', metavar='RUN', help="run A's folder and run B's (or A's folders, then --vs and B's)")
-    p.add_argument('--vs', nargs='+', metavar='RUN_B', help="run B's folders, when a run is several folders (shards, splits)")
-    add_report_options(p)
-    p.add_argument('--resamples', type=int, default=2000, help='bootstrap draws (default 2000)')
-    p.add_argument('--bootstrap-seed', type=int, default=0, help='seed of the bootstrap draws (default 0)')
-    p.add_argument('--show', type=int, default=20, help='items where the models disagree to list (default 20)')
-    p.add_argument('--json', action='store_true', help='print the numbers as JSON')
-    p.set_defaults(func=cmd_compare)

@@ -18,8 +18,7 @@ from ..protocol.config import ConfigError, mathtext_safe, terminal_safe, write_t
 __all__ = ['STYLE', 'RAW_LIMIT', 'PAGE_STYLE', 'PAGE_SCRIPT', 'CONTROLS', 'Answer', 'ItemView', 'asset', 'diff_html',
            'distinct_responses', 'raw_if_more', 'item_view_from_readings', 'item_view', 'with_thinking', 'align',
            'RunView', 'turn_text', 'group_turns', 'run_views', 'encode_rows', 'voter_ranges', 'page_item',
-           'figure_uris', 'run_data', 'page_html', 'comparison_html', 'write_page', 'telling_item', 'after_run',
-           'cmd_view', 'register_cli']
+           'figure_uris', 'run_data', 'page_html', 'comparison_html', 'write_page', 'telling_item', 'after_run']
 
 # %% ../../nbs/08a_viewer.ipynb #40dd9732
 @dataclass
@@ -465,24 +464,3 @@ def after_run(run_dirs, out=None, data=None, item: str | None = None, file=None,
     v = rvs[0].item(item) if item else telling_item(rvs[0].views())
     print(v.to_text(show_input=False), file=file)
     return path
-
-# %% ../../nbs/08a_viewer.ipynb #8d605f2f
-def cmd_view(args) -> int:
-    "Write the run page; print one item with `--show`."
-    from l0kit.runs.report import report_options
-    options = report_options(args)
-    if args.show is None:
-        path, rvs = write_page(args.runs, args.out, args.data, **options)
-        print(f"wrote {path.resolve()} ({sum(rv.report.scores['id'].nunique() for rv in rvs)} items, {path.stat().st_size / 1e6:.1f} MB)")
-    else: after_run(args.runs, args.out, args.data, args.show or None, **options)
-    return 0
-
-def register_cli(subparsers):
-    "Add `view` to the `l0kit` command."
-    p = subparsers.add_parser('view', help='write a self-contained HTML page of run folders: every response aligned against its target')
-    p.add_argument('runs', nargs='+', help='run folders (the shards and splits of one run merge)')
-    p.add_argument('--out', help='the HTML file to write (default: view.html in the first run folder)')
-    p.add_argument('--show', nargs='?', const='', default=None, metavar='ID', help="also print an item's alignment (default: the most telling)")
-    from l0kit.runs.report import add_report_options
-    add_report_options(p)
-    p.set_defaults(func=cmd_view)
