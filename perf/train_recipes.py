@@ -2,7 +2,7 @@
 steps are set from the first ten steps' speed, and the learning-rate schedule follows them), then reads the test traces
 of the first `--programs` programs of two ladder splits teacher-forced: the share of traces whose every token is the
 model's greedy choice (which is whole-trace accuracy under greedy decoding), next-token accuracy by kind (label,
-variable, digit, other; `l0kit.train.token_kind`), and next-token accuracy on the first demonstration's trace against the
+variable, digit, other; `l0kit.organism.probes.token_kind`), and next-token accuracy on the first demonstration's trace against the
 test trace's (`demo1`, `test`): a model that reads its demonstrations does better on the test trace, after four traces of
 the same program, than on the first, after none.
 
@@ -24,7 +24,7 @@ SPLITS = ('steps_01_04', 'steps_05_08')
 
 def teacher_forced(model, tok, items, cfg) -> dict:
     "Share of test traces right token for token under teacher forcing (greedy whole-trace accuracy), and accuracy by token kind."
-    from l0kit.train import _read_test_trace
+    from l0kit.organism.probes import _read_test_trace
     model.eval()
     reads = [_read_test_trace(model, tok, it, cfg.setup, cfg.shots) for it in items]
     tokens = [t for r in reads for t in r if t[0] != 'end']
@@ -37,7 +37,7 @@ def teacher_forced(model, tok, items, cfg) -> dict:
 def trace_reads(model, tok, item, cfg) -> list[list[bool]]:
     "Greedy next-token rightness on each learned trace of the item's prompt in order (the demonstrations', then the test trace), teacher-forced."
     import torch
-    from l0kit.train import encode_example
+    from l0kit.organism.data import encode_example
     ids, labels = encode_example(item, tok, cfg.setup, cfg.shots, 0, demo_loss=True)
     with torch.no_grad(): guess = model(torch.tensor([ids])).logits[0].argmax(-1).tolist()
     traces, run = [], []
@@ -50,7 +50,8 @@ def run_one(over: dict, minutes: float, threads: int, ladder: str, programs: int
     "Train one configuration for `minutes` in this process (one worker), then read the ladder splits teacher-forced."
     import torch
     from l0kit.protocol.benchmark import get_benchmark
-    from l0kit.train import TrainConfig, get_train_preset, make_tokenizer, make_model, make_optimizers, training_batches, collate, lr_at, n_params
+    from l0kit.organism.data import TrainConfig, get_train_preset, make_tokenizer, training_batches, collate
+    from l0kit.organism.model import make_model, make_optimizers, lr_at, n_params
     torch.set_num_threads(threads)
     cfg = TrainConfig.from_dict({**get_train_preset('full', small=False).to_dict(), 'workers': 1, 'threads': threads, **over})
     tok = make_tokenizer(); model = make_model(cfg, tok); model.train()

@@ -23,7 +23,8 @@ import argparse, dataclasses, itertools, os, sys, tempfile, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.pop('IN_TEST', None)  # the real preset sizes
-from l0kit.train import get_train_preset, train, training_examples, prompt_of, machine
+from l0kit.organism.data import get_train_preset, training_examples, prompt_of
+from l0kit.organism.train import train, machine
 
 def train_speed(cfg, steps, out):
     "The card of `l0kit train`'s run of the preset for `steps` steps (its workers and threads); the card's seconds are the loop's."
@@ -44,7 +45,8 @@ def eval_speed(spec, cfg, prompts, batch, new_tokens):
 def muon_speed(cfg, steps, threads):
     "Milliseconds a step of torch.optim.Muon and of the kit's muon on the preset's hidden matrices (same gradients), and the largest difference of their updates relative to the largest update."
     import torch
-    from l0kit.train import make_model, make_tokenizer, make_optimizers, muon
+    from l0kit.organism.data import make_tokenizer
+    from l0kit.organism.model import make_model, make_optimizers, muon
     torch.set_num_threads(threads)
     model = make_model(cfg, make_tokenizer())
     hidden = make_optimizers(dataclasses.replace(cfg, optimizer='muon'), model)[0].param_groups[0]['params']

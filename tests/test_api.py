@@ -97,7 +97,7 @@ def test_no_import_cycle_in_the_package():
 # what each part of the package may import, beside itself and `l0kit` (its version): the layers of docs/architecture.md;
 # no shared part imports a benchmark (l0, procbench, sx, corebench: the registry names them)
 MAY_IMPORT = {'protocol': set(), 'backends': {'protocol'}, 'sandbox': {'protocol'}, 'runs': {'protocol', 'backends'},
-              'view': {'protocol', 'runs'}, 'cli': {'protocol', 'backends', 'runs', 'view', 'sandbox', 'bridges', 'train'},
+              'view': {'protocol', 'runs'}, 'cli': {'protocol', 'backends', 'runs', 'view', 'sandbox', 'bridges', 'organism'},
               'bridges': {'protocol', 'runs', 'backends'}}
 
 def _parts(graph) -> dict:

@@ -261,14 +261,14 @@ def test_collate_labels_learn_only_the_traces(demo_loss):
     import dataclasses
     from l0kit.backends.chat_template import render_chat
     from l0kit.l0.benchmark import l0_demonstrations
-    from l0kit.train import collate, get_train_preset, make_tokenizer, training_batches, _l0
+    from l0kit.organism.data import collate, get_train_preset, make_tokenizer, training_batches, l0_benchmark
     cfg = dataclasses.replace(get_train_preset('quick', small=True), demo_loss=demo_loss)
     tok = make_tokenizer(max(64, cfg.gen.max_code_lines))
     batch, items, _ = next(training_batches(cfg, tok))
     ids, mask, labels = collate(batch, tok.pad_token_id)
     assert ids.shape == labels.shape == mask.shape and ids.shape[0] == len(items) >= 2
     assert len({len(x) for x, _ in batch}) > 1  # rows of different lengths: the shorter ones are padded
-    bench = _l0(cfg.setup, cfg.shots)
+    bench = l0_benchmark(cfg.setup, cfg.shots)
     for r, it in enumerate(items):
         n, voter = int(mask[r].sum()), it['index'] % 64  # the voter `training_batches` shows the item as
         row_ids, row_labels = ids[r].tolist(), labels[r].tolist()

@@ -227,7 +227,7 @@ def test_cards_of_the_wrong_shape_are_one_line(tmp_path, l0_data):
              'has no generator settings (config.gen)')
     org = tmp_path / 'org'; org.mkdir(); (org / 'train_card.json').write_text('[1, 2]')
     from l0kit.protocol.config import ConfigError
-    from l0kit.train import load_card
+    from l0kit.organism.train import load_card
     with pytest.raises(ConfigError, match="not a training card of the kit's"): load_card(org)
 
 

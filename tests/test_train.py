@@ -6,7 +6,8 @@ import pytest
 
 pytest.importorskip('transformers')
 from l0kit.l0.dataset import get_preset
-from l0kit.train import get_train_preset, train, load_card, prompt_of, make_tokenizer, encode_example, training_examples
+from l0kit.organism.data import get_train_preset, prompt_of, make_tokenizer, encode_example, training_examples
+from l0kit.organism.train import train, load_card
 
 def l0kit_cli(*args, env=None):
     return subprocess.run([sys.executable, '-c', 'import sys; from l0kit.cli.main import main; sys.exit(main())', *args],
@@ -197,14 +198,14 @@ def test_the_card_records_what_was_trained_on_and_what_was_skipped_for_length(tm
 def test_trained_programs_are_those_fed_after_the_length_filter():
     "The overlap key: the program texts of the items training fed (0, 3, 7, 11 at 700 tokens), not the first items of the unfiltered stream."
     import dataclasses, itertools
-    from l0kit.train import trained_items, trained_programs
+    from l0kit.organism.data import trained_items, trained_programs
     cfg = dataclasses.replace(get_train_preset('quick', small=True), max_example_tokens=700)
     stream = {it['index']: it['program'] for it in itertools.islice(training_examples(cfg), 12)}
     assert [it['index'] for it in trained_items(cfg, 4)] == [0, 3, 7, 11]
     assert trained_programs(cfg, 4) == {stream[i] for i in (0, 3, 7, 11)}
 
 def test_a_card_without_the_record_still_loads_and_says_not_recorded(organism, tmp_path):
-    from l0kit.train import model_card
+    from l0kit.organism.train import model_card
     old = {k: v for k, v in load_card(organism).items() if k != 'trained_on'}   # a card written before the kit recorded it
     (tmp_path / 'train_card.json').write_text(json.dumps(old))
     assert load_card(tmp_path)['name'] == old['name']

@@ -79,7 +79,7 @@ PRESETS = {
     'small': lambda: L0DataConfig('small', GenConfig(), [SplitSpec('short', 1, 20, 8), SplitSpec('medium', 60, 100, 4)]),
 }
 
-# the evaluation ladder of the organism `l0kit train` makes (nbs/70_train.ipynb): the programs it is trained on (5-10 lines,
+# the evaluation ladder of the organism `l0kit train` makes (nbs/70_organism_data.ipynb): the programs it is trained on (5-10 lines,
 # short lists, small loops), splits of growing target steps, and the base set's short step range
 LADDER_GEN = dict(min_code_lines=5, max_code_lines=10, min_list_len=2, max_list_len=4, max_while_loop=20, input_ints=(1, 2),
                   input_lists=(1, 2), input_bools=(1, 1), block_stmts=(1, 4), max_trace_steps=120, num_demonstrations=4)
