@@ -28,7 +28,8 @@ def test_import_l0kit_is_light():
     assert out.stdout.strip() == 'True', out
 
 @pytest.mark.parametrize('code', ['import l0kit.core', 'import l0kit.core.data', 'import l0kit.sx.data', 'import l0kit.harness.hf',
-                                  'import l0kit.harness.benchmark', 'from l0kit.harness.cli import main',
+                                  'import l0kit.harness.benchmark', 'from l0kit.harness.cli import main', 'import l0kit.train',
+                                  'import l0kit.bridges.export_cli',
                                   'import l0kit.bridges.hf', 'from l0kit.l0.dataset import DatasetConfig',
                                   'from l0kit.l0.benchmark import L0Config', 'from l0kit.procbench.dataset import ProcBenchConfig',
                                   'from l0kit.sx.dataset import SXConfig', 'from l0kit.corebench.dataset import CoreConfig',
