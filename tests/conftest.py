@@ -1,4 +1,4 @@
-import importlib.util, os
+import importlib.util, os, subprocess
 from pathlib import Path
 import pytest
 
@@ -58,3 +58,12 @@ def pytest_runtest_makereport(item, call):
 def pytest_make_collect_report(collector):
     "A module skipped as a whole (`pytest.importorskip` at the top of the file) fails under CI too."
     _fail_if_skipped_in_ci((yield).get_result())
+
+
+@pytest.fixture(scope='session')
+def docs_site(tmp_path_factory) -> Path:
+    "The documentation site built by scripts/docs.sh, once for every test that reads it (a build takes over a minute)."
+    out = tmp_path_factory.mktemp('docs') / 'site'
+    r = subprocess.run(['bash', str(ROOT / 'scripts' / 'docs.sh'), str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return out

@@ -1,7 +1,7 @@
 """The documentation site as built by scripts/docs.sh: every internal link of every page leads to a page that exists and,
 with a fragment, to an element of that page; every entry of a page's table of contents says what its heading says
 (code in headings included: `<think>`, `l0kit export`); the front page names notebooks by their names."""
-import html, re, subprocess
+import html, re
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 import pytest
@@ -9,11 +9,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope='module')
-def site(tmp_path_factory):
-    out = tmp_path_factory.mktemp('docs') / 'site'
-    r = subprocess.run(['bash', str(ROOT / 'scripts' / 'docs.sh'), str(out)], capture_output=True, text=True, cwd=ROOT)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return out
+def site(docs_site) -> Path:
+    "The site conftest's `docs_site` built (once for the session, shared with tests/test_view.py)."
+    return docs_site
 
 def ids_of(page: Path, cache={}) -> set:
     if page not in cache: cache[page] = set(re.findall(r'\s(?:id|name)="([^"]+)"', page.read_text(encoding='utf-8', errors='replace')))

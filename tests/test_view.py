@@ -217,15 +217,6 @@ def test_item_repr_html_in_browser(browser, tmp_path, l0_run):
     browser.screenshot(SHOTS / 'item_repr_html.png')
 
 
-@pytest.fixture(scope='module')
-def docs_site(tmp_path_factory):
-    "The documentation site built by scripts/docs.sh."
-    out = tmp_path_factory.mktemp('docs') / 'site'
-    r = subprocess.run(['bash', str(ROOT / 'scripts' / 'docs.sh'), str(out)], capture_output=True, text=True, cwd=ROOT)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return out
-
-
 def test_docs_front_page(browser, docs_site):
     "The front page is the README, the navigation follows the subpackages, every notebook has a page, search works offline."
     browser.open((docs_site / 'index.html').as_uri())
