@@ -255,13 +255,14 @@ def _generate(benchmark, model, run, out, todo, hashes, progress) -> tuple[int, 
                 outs = model.generate(prompts, params, seeds=seeds, **kw)
                 tally.keep([make_record(it, v, p, hashes[it['id']], o[0], model)
                             for i, ((it, v), p, o) in enumerate(zip(chunk, prompts, outs)) if i not in early])
+        writer.close()  # here, so that a write failing after the last answer (a full disk) is counted like one during the run
     except (KeyboardInterrupt, Exception) as e:
         tally.bar.close()
         with contextlib.suppress(RunError): writer.close()  # what was answered is written before the note counts it
         n = writer.on_disk()  # counted in the file, not in what was handed to it (a full disk keeps part of a write)
         _interrupted(e, f"{n} new responses are saved in {out}" if n is not None else
                         f"{out / RESPONSES_FILE} was removed or replaced during the run: no new response is saved there")
-    writer.close(); tally.bar.close()
+    tally.bar.close()
     if not writer.still_there():  # writes into a removed file succeed: the summary would count responses that are nowhere
         raise RunError(f"{out / RESPONSES_FILE} was removed or replaced during the run: the {writer.saved} responses written are not "
                        "in the run folder; run the same command again to redo them")
