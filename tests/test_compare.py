@@ -22,7 +22,7 @@ def runs(tmp_path_factory):
         label, defaults = 'planned', {'plan': '', 'seed': 0}
         def answer(self, prompt, rng):
             right = {tuple(p.split(':')) for p in self.plan.split('+') if p}
-            key = (prompt.meta['id'], str(prompt.meta['voter']))
+            key = (prompt.pair['id'], str(prompt.pair['voter']))
             return (bench.reference(by_id[key[0]]) if key in right else 'L2,x:0'), {}
 
     # A: voter 0 right on items 0-4, voter 1 right on items 0-1   -> per item: 1, 1, .5, .5, .5, 0, 0; mean 3.5/7

@@ -28,8 +28,8 @@ def make_run(tmp: Path, name: str, data_dir: Path, limit: int = 3) -> tuple[Path
     items = bench.load(data_dir, split, limit)
     bench.prepare(items)
     run = tmp / f'run-{name}'; run.mkdir()
-    write_meta(run, new_run_meta(name, bench.settings(), vars(RunConfig()) | {'voters': 2}, 'test', 'test', {}, False,
-                                 str(data_dir.resolve()), split, limit))
+    write_meta(run, new_run_meta(benchmark=name, benchmark_config=bench.settings(), run_config=vars(RunConfig()) | {'voters': 2}, model='test',
+                                 model_identity='test', model_info={}, simulated=False, data=str(data_dir.resolve()), split=split, limit=limit))
     expected = {}
     for it in items:
         for v, text in enumerate([reference_answer(bench, it), corruptions(bench, it)[0]]):

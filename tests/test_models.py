@@ -198,8 +198,8 @@ def test_lm_eval_local_chat_completions_against_the_llama_server(llama_server, t
     samples = [json.loads(l) for f in (tmp_path / 'res').rglob('samples_l0bench_short*.jsonl') for l in f.read_text().splitlines()]
     assert len(samples) == 2 and all(s['resps'][0][0] for s in samples)
     run = tmp_path / 'run'; run.mkdir()
-    write_meta(run, new_run_meta('l0', bench.settings(), vars(RunConfig()) | {'voters': 1}, 'lm-eval', 'lm-eval', {}, False,
-                                 str(tmp_path / 'data'), 'short', 2))
+    write_meta(run, new_run_meta(benchmark='l0', benchmark_config=bench.settings(), run_config=vars(RunConfig()) | {'voters': 1}, model='lm-eval',
+                                 model_identity='lm-eval', model_info={}, simulated=False, data=str(tmp_path / 'data'), split='short', limit=2))
     append_records(run, [Record(id=s['doc']['id'], voter=s['doc']['voter'], response=s['resps'][0][0], split='short',
                                 prompt_hash=prompt_hash(bench.build_prompt(items[s['doc']['id']], 0, 0)),
                                 item_hash=bench.item_hash(items[s['doc']['id']])) for s in samples])

@@ -80,7 +80,7 @@ def test_runs_through_the_shared_runner(tmp_path):
         def generate(self, prompts, params=None, seeds=None):
             out = []
             for p in prompts:
-                it = by_id[p.meta['id']]
+                it = by_id[p.pair['id']]
                 if it['task'] == 'predict': t = "\n".join(f"Pair {k}: {'Yes' if c['matches'] else 'No'}" for k, c in enumerate(it['tests'], 1))
                 else: t = "\n".join(f"Call {k}: {c['steps']}" for k, c in enumerate(it['tests'], 1))
                 out.append([Completion(t, 1, 1, 0.0, 'stop')])

@@ -48,7 +48,7 @@ class Scripted(Model):
         if self.crash_after is not None and self.calls > self.crash_after: raise ConnectionError('server went away')
         out = []
         for p in prompts:
-            i, v, k = p.meta['id'], p.meta['voter'], p.meta.get('turn', 1)
+            i, v, k = p.pair['id'], p.pair['voter'], p.pair['turn']
             self.asked.append((i, v, k))
             if (i, v, k) in self.fail: out.append([Completion('', finish_reason='error', error='HTTP 500')]); continue
             script = self.script.get((i, v), [])
@@ -334,7 +334,7 @@ class CoreScripted(Model):
     def generate(self, prompts, params=None, seeds=None):
         out = []
         for p in prompts:
-            i, k = p.meta['id'], p.meta.get('turn', 1)
+            i, k = p.pair['id'], p.pair['turn']
             self.asked.append((i, k))
             out.append([Completion(self.script[i][k - 1], 10, 1, 0.5, 'stop')])
         return out
@@ -392,3 +392,65 @@ def test_rhda2_can_score_below_rhda1(tmp_path, feedback, w_s):
         assert {r.id: r.meta['turns'] for r in recs}['h_q0'] == turns_q0[m]
         t1 = summarize(pd.DataFrame([score_response(by_id[r.id], r.response) | {'voter': r.voter} for r in recs]), by=[])
         assert (t1['W_s'].iloc[0], t1['I_s'].iloc[0]) == (w_s[m], 100.0)
+
+
+class Counted(Countdown):
+    "Countdown whose reading reports every turn's answer it was given: it reads the whole conversation."
+    name, reads_conversation = 'countdown-counted', True
+
+    def read(self, item, response, conversation=None, **options):
+        r = super().read(item, response)
+        r.scores = {**r.scores, 'answers': ' | '.join(conversation) if conversation is not None else 'NOT GIVEN'}
+        return r
+
+
+def test_read_sees_the_whole_conversation_through_run_and_report(tmp_path):
+    "By hand, from SCRIPT: c5/0 answered '5 4 2 1', '5 3 1', then the reference; c3/0 '3 1' then the reference; the rest at once."
+    from l0kit.runs.report import report
+    from l0kit.protocol.benchmark import BENCHMARKS, register_benchmark
+    b = Counted()
+    run(b, Scripted(b, SCRIPT), tmp_path / 'run')
+    register_benchmark(b.name, Counted)
+    try: scores = report([tmp_path / 'run'], data=tmp_path)[0].scores  # the report reads the run folder as `l0kit report` does
+    finally: del BENCHMARKS[b.name]
+    got = {(r['id'], r['voter']): r['answers'] for _, r in scores.iterrows()}
+    assert got == {('c3', 0): '3 1 | 3 2 1', ('c3', 1): '3 2 1', ('c5', 0): '5 4 2 1 | 5 3 1 | 5 4 3 2 1', ('c5', 1): '5 4 3 2 1'}
+    plain = Countdown()  # a benchmark that reads the last answer only keeps no conversation in its responses
+    run(plain, Scripted(plain, SCRIPT), tmp_path / 'plain')
+    assert all('conversation' not in r.meta for r in read_records(tmp_path / 'plain').records)
+
+
+def test_the_runner_never_overwrites_a_benchmarks_meta_keys(tmp_path):
+    "The sixth benchmark kept its own `turn` in meta; the runner's entries go under meta['runner'] (prompt.pair)."
+    class Keeps(Countdown):
+        name = 'countdown-keeps'
+        def build_prompt(self, item, voter=0, seed=0):
+            p = super().build_prompt(item, voter, seed)
+            return Prompt(p.messages, p.max_new_tokens, meta={'turn': 'mine', 'id': 'mine', 'voter': 'mine'})
+    b, seen = Keeps(), []
+    class Looks(Scripted):
+        def generate(self, prompts, params=None, seeds=None):
+            seen.extend((p.meta['turn'], p.meta['id'], p.meta['voter'], p.pair['id'], p.pair['turn']) for p in prompts)
+            return super().generate(prompts, params, seeds)
+    run(b, Looks(b, SCRIPT), tmp_path / 'run', voters=1)
+    assert sorted(seen) == [('mine', 'mine', 'mine', 'c3', 1), ('mine', 'mine', 'mine', 'c3', 2),
+                            ('mine', 'mine', 'mine', 'c5', 1), ('mine', 'mine', 'mine', 'c5', 2), ('mine', 'mine', 'mine', 'c5', 3)]
+
+
+def test_a_simulated_model_draws_from_each_turns_own_seed(tmp_path):
+    "A simulated model that answers its first draw: turn 1 uses the (item, voter) seed, turn k the seed of 'id\\0turnk', by hand from sha256."
+    import hashlib, random
+    from l0kit.protocol.models import SimulatedModel
+    def by_hand(seed, key, voter): return random.Random(int.from_bytes(hashlib.sha256(f"{seed}\x00{key}\x00{voter}".encode()).digest()[:8], 'big') >> 1).random()
+    class Draws(SimulatedModel):
+        label, defaults = 'draws', {'seed': 7}
+        def answer(self, prompt, rng): return f"{rng.random()!r}", {}
+    class Always(Countdown):  # never right: every (item, voter) takes all three turns
+        name = 'countdown-always'
+        def read(self, item, response, **options): return Reading(answer=response, key=response, correct=False, scores={})
+    b = Always()
+    run(b, Draws(), tmp_path / 'run', voters=1)
+    got = {(d['id'], d['meta']['turn']): float(d['response']) for d in turn_lines(tmp_path / 'run')}
+    want = {('c3', 1): by_hand(7, 'c3', 0), ('c3', 2): by_hand(7, 'c3\x00turn2', 0), ('c3', 3): by_hand(7, 'c3\x00turn3', 0),
+            ('c5', 1): by_hand(7, 'c5', 0), ('c5', 2): by_hand(7, 'c5\x00turn2', 0), ('c5', 3): by_hand(7, 'c5\x00turn3', 0)}
+    assert got == want and len(set(got.values())) == 6

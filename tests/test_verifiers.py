@@ -30,14 +30,15 @@ def answers(name, bench, items) -> dict:
     "id -> the answer: the kit's simulated model's, or for SX (no simulator) the reference and one-value corruptions in turn."
     if name in SIMULATED:
         with bench.simulated_model(SIMULATED[name]) as m:
-            prompts = [dataclasses.replace(p, meta={'id': it['id'], 'voter': 0, **p.meta}) for it in items for p in [bench.build_prompt(it, 0, 0)]]
+            prompts = [bench.build_prompt(it, 0, 0).for_pair(it['id'], 0) for it in items]
             return {it['id']: c[0].text for it, c in zip(items, m.generate(prompts))}  # the meta the runner adds
     return {it['id']: bench.reference(it) if k % 2 == 0 else bench.corruptions(it)[k % len(bench.corruptions(it))] for k, it in enumerate(items)}
 
 def report_scores(tmp, name, bench, items, texts, data_dir):
     "The report's score rows of the answers, from a run folder as `l0kit eval` writes it."
     run = tmp / 'run'; run.mkdir()
-    write_meta(run, new_run_meta(name, bench.settings(), vars(RunConfig()) | {'voters': 1}, 'sim', 'sim', {}, True, str(data_dir), SPLITS[name], len(items)))
+    write_meta(run, new_run_meta(benchmark=name, benchmark_config=bench.settings(), run_config=vars(RunConfig()) | {'voters': 1}, model='sim',
+                                 model_identity='sim', model_info={}, simulated=True, data=str(data_dir), split=SPLITS[name], limit=len(items)))
     append_records(run, [Record(id=it['id'], voter=0, response=texts[it['id']], split=SPLITS[name], prompt_hash=prompt_hash(bench.build_prompt(it, 0, 0)),
                                 item_hash=bench.item_hash(it)) for it in items])
     return {r['id']: r for r in report([run])[0].scores.to_dict('records')}

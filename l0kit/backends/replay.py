@@ -76,7 +76,7 @@ class ReplayModel(Model):
         self.simulated = any(r['simulated'] for r in self.records.values())  # a replayed simulated run stays labelled
 
     def _one(self, p) -> Completion:
-        key = (str(p.meta.get('id')), p.meta.get('voter', 0))
+        key = (str(p.pair.get('id')), p.pair.get('voter', 0))
         r = self.records.get(key)
         if r is None:
             return Completion('', finish_reason='error', error=f"no recorded response for item {key[0]!r}, voter {key[1]} in {self.path}")

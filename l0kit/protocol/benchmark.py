@@ -5,21 +5,21 @@ that every consumer takes, the base class that gives the defaults, and the regis
 
 # %% ../../nbs/04_benchmark.ipynb #954749ac
 from __future__ import annotations
-import dataclasses, hashlib, importlib, json, re
+import abc, dataclasses, functools, hashlib, importlib, inspect, json, re
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 import pandas as pd
-from .config import ConfigError, DataError, YamlConfig
+from .config import ConfigError, DataError, YamlConfig, shown
 from .prompt import Prompt
 from .models import parse_model_spec, load_model
-from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['THINK_END', 'THINK_START', 'UNCLOSED_THINK', 'CARD', 'VOTE_KS', 'VOTING_TABLE', 'BENCHMARKS', 'DEFAULT_BENCHMARK',
-           'KIT_DATA_FILES', 'NoConfig', 'make_config', 'answer_part', 'unclosed_think', 'FirstError', 'Reading',
-           'first_difference', 'prefix_credit', 'Option', 'check_options', 'parse_set', 'ItemLayout', 'Benchmark',
-           'read_card', 'stream_seed', 'check_item_ids', 'Turn', 'continue_chat', 'one_turn', 'read_options',
-           'voting_table', 'register_benchmark', 'benchmark_names', 'PluginUnavailable', 'available_benchmarks',
+__all__ = ['THINK_END', 'THINK_START', 'UNCLOSED_THINK', 'CARD', 'SUMMARY_TABLE', 'VOTE_KS', 'VOTING_TABLE', 'BENCHMARKS',
+           'DEFAULT_BENCHMARK', 'KIT_DATA_FILES', 'NoConfig', 'make_config', 'answer_part', 'unclosed_think',
+           'FirstError', 'Reading', 'first_difference', 'prefix_credit', 'Option', 'check_options', 'parse_set',
+           'ItemLayout', 'read_card', 'card_splits', 'stream_seed', 'check_item_ids', 'read_options', 'conversations',
+           'read_frame', 'summary_table', 'voting_table', 'Turn', 'continue_chat', 'one_turn', 'Benchmark',
+           'hook_table', 'register_benchmark', 'benchmark_names', 'PluginUnavailable', 'available_benchmarks',
            'benchmark_class', 'get_benchmark', 'benchmark_of', 'check_data_out', 'benchmark_package', 'stamp_card',
            'model_for']
 
@@ -147,40 +147,6 @@ class ItemLayout:
     facts: dict = field(default_factory=dict)  # short facts for the header
     sections: list = field(default_factory=list)  # (title, text) pairs shown after the input
 
-# %% ../../nbs/04_benchmark.ipynb #fa3ec920
-class Benchmark:
-    "Base class of a benchmark: every hook the harness and the bridges call, with defaults where one makes sense."
-    name: str = ''  # registry name (`--benchmark NAME`, the data card's `benchmark`)
-    paper: str = ''  # the paper it implements
-    tool_name: str = ''  # its name in other tools (lm-eval task, Inspect, datasets); default: `name`
-    citation: str = ''  # BibTeX of the paper, for data cards
-    Config: type = NoConfig  # its evaluation settings (`<B>EvalConfig`)
-    DataConfig: type | None = None  # its data settings (`<B>DataConfig`), when it generates data
-    default_voters: int = 1  # attempts per item in the paper's protocol
-    max_turns: int = 1  # most model turns per (item, voter); above 1 the runner asks `follow_up` for each next turn
-    metrics: dict = {'correct': 'correct'}  # per-sample metrics other tools show: metric name -> report column
-    options: dict = {}  # report options by name (`Option`s): `--set NAME=VALUE` on report, view and export
-    aggregates: dict = {}  # cells of its tables other tools report: name -> (table, row, column, scale)
-    generate_options: dict = {}  # options of its generator by name (`Option`s): `l0kit generate --set NAME=VALUE`
-    Simulated: type | None = None  # its simulated model (a `SimulatedModel`), for `--model simulated:...`
-
-    def __init__(self, config=None, **options):
-        self.config = make_config(self.Config, config, options, self.name or type(self).__name__)
-
-# %% ../../nbs/04_benchmark.ipynb #7cba77c9
-@patch(as_prop=True)
-def label(self: Benchmark) -> str:
-    "Its name in other tools (`tool_name`, else `name`)."
-    return self.tool_name or self.name
-
-@patch
-def settings(self: Benchmark) -> dict:
-    "The benchmark's evaluation settings as a dict (recorded in `run.json`)."
-    return dataclasses.asdict(self.config)
-
-@patch
-def __repr__(self: Benchmark): return f"{type(self).__name__}({self.settings()})"
-
 # %% ../../nbs/04_benchmark.ipynb #56a2e8ae
 CARD = 'card.json'  # every data folder's card: {"benchmark": NAME, "splits": [...], ...}
 
@@ -192,63 +158,18 @@ def read_card(data_dir) -> dict:
     except (OSError, ValueError): return {}  # no card, a FIFO, an endless or malformed file: no card (`DataError` is a ValueError)
     return card if isinstance(card, dict) else {}
 
-@patch
-def generate(self: Benchmark, out, config=None, limit=None, seed=None, workers=1, progress=None, **options) -> str:
-    "Write a data set to `out` (a `DataConfig` YAML file as `config`; `options`: the declared `generate_options`); returns a summary to print."
-    raise ConfigError(f"{self.name} has no data generator")
-
-@patch
-def load(self: Benchmark, data_dir, split: str, limit: int | None = None) -> list:
-    "The items of one split of a data folder: dicts with at least `id` and `split`."
-    raise NotImplementedError(f"{type(self).__name__}.load")
-
-@patch
-def splits(self: Benchmark, data_dir) -> list:
-    "The split names of a data folder (default: its card's `splits`)."
-    card = read_card(data_dir)
-    s = card.get('splits')
+def card_splits(data_dir, benchmark: str = 'this benchmark') -> list:
+    "The split names a data folder's card gives; `DataError` when there are none."
+    s = read_card(data_dir).get('splits')
     if isinstance(s, dict): s = list(s)
-    if not isinstance(s, list) or not s: raise DataError(f"{data_dir} has no {CARD} naming its splits; is it a {self.name} data set?")
+    if not isinstance(s, list) or not s: raise DataError(f"{data_dir} has no {CARD} naming its splits; is it a {benchmark} data set?")
     return [str(x) for x in s]
-
-@patch
-def card(self: Benchmark, data_dir) -> dict:
-    "The data folder's card: what made it (config, seed, kit version) and its splits (default: `card.json`)."
-    card = read_card(data_dir)
-    if not card: raise DataError(f"{data_dir} holds no {self.name} data set (no readable {CARD}); make one with `l0kit generate --benchmark {self.name} --out {data_dir}`")
-    return card
-
-@patch
-def prepare(self: Benchmark, items: list):
-    "Called with a run's items before any prompt is built (a benchmark whose prompts show other items keeps them)."
-
-@patch
-def item_hash(self: Benchmark, item: dict) -> str:
-    "A short fingerprint of the item's content."
-    return hashlib.sha256(json.dumps(item, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-@patch
-def export_item(self: Benchmark, item: dict) -> dict:
-    "The item as other tools should store it (default: all of it)."
-    return dict(item)
 
 def stream_seed(seed: int, index: int) -> int:
     "The 63-bit seed of item `index` of a training stream (apart from every evaluation set's seeds)."
     return int.from_bytes(hashlib.sha256(f"l0kit-stream\x00{seed}\x00{index}".encode()).digest()[:8], 'big') >> 1
 
-@patch
-def stream_item(self: Benchmark, index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
-    "The item at `index` of an endless, reproducible stream (RL training) under a `DataConfig`; the same for every sharding."
-    raise ConfigError(f"{self.name} has no item stream")
-
-@patch
-def close(self: Benchmark):
-    "Release what the benchmark holds (sandboxes, processes); it stays usable."
-
 # %% ../../nbs/04_benchmark.ipynb #e32890c3
-import functools, inspect
-from .config import shown
-
 def check_item_ids(items, where: str = 'the data') -> list:
     "`items` (a list) if each is a mapping whose `id` is a non-empty string unique among them; else `DataError` naming the first bad id."
     items, seen = items if isinstance(items, list) else list(items), {}
@@ -273,108 +194,48 @@ def _checked_load(load):
     checked.checks_item_ids = True
     return checked
 
-@patch(cls_method=True)
-def __init_subclass__(cls: Benchmark, **kwargs):
-    "Each subclass's own `load` is wrapped so that every load, by any caller, checks its item ids."
-    super(Benchmark, cls).__init_subclass__(**kwargs)
-    own = cls.__dict__.get('load')
-    if callable(own) and not getattr(own, 'checks_item_ids', False): cls.load = _checked_load(own)
-
-# %% ../../nbs/04_benchmark.ipynb #8c73ef72
-@patch
-def build_prompt(self: Benchmark, item: dict, voter: int, seed: int = 0) -> Prompt:
-    "The prompt voter `voter` is shown for `item` under the run's seed."
-    raise NotImplementedError(f"{type(self).__name__}.build_prompt")
-
-@patch
-def read(self: Benchmark, item: dict, response, **options) -> Reading:
-    "The one reading of `response` to `item` (options: the declared report options of stage 'read')."
-    raise NotImplementedError(f"{type(self).__name__}.read")
-
-@patch
-def reference(self: Benchmark, item: dict) -> str:
-    "The text of a perfect answer to `item`."
-    raise NotImplementedError(f"{type(self).__name__}.reference")
-
-@patch
-def corruptions(self: Benchmark, item: dict) -> list:
-    "Answers that differ from the reference in exactly one value (each must score below it: tests of rewards)."
-    raise ConfigError(f"{self.name} has no corruptions")
-
-@patch
-def reference_item(self: Benchmark, reference: str) -> dict:
-    "An item rebuilt from a reference answer alone, where the reference says all a reading needs (RL rows without the item)."
-    raise ConfigError(f"{self.name} needs the item itself, not only its reference answer")
-
-@patch
-def score(self: Benchmark, item: dict, response) -> dict:
-    "The report row of one response: its reading's columns."
-    return self.read(item, response).columns()
-
-@patch
-def response_problem(self: Benchmark, item: dict, response) -> str | None:
-    "Why a response holds nothing to score (the runner counts these), or None."
-    return None if self.read(item, response).answer is not None else 'no answer could be read'
-
-# %% ../../nbs/04_benchmark.ipynb #b3e247e1
-@dataclass
-class Turn:
-    "One model turn of a conversation: the prompt sent and the answer it got."
-    prompt: Prompt  # what the model was shown (the whole conversation up to this turn)
-    answer: str  # the model's answer
-
-@patch
-def follow_up(self: Benchmark, item: dict, voter: int, seed: int, turns: list) -> Prompt | None:
-    "The prompt of the next model turn after `turns` (`Turn`s, the first prompted by `build_prompt`); None: the last answer is the response."
-    return None
-
-def continue_chat(turns: list, text: str) -> Prompt:
-    "The last turn's prompt with its answer and a new user message `text` appended (budget and meta kept, no assistant prefix)."
-    last = turns[-1]
-    messages = list(last.prompt.messages) + [{'role': 'assistant', 'content': last.answer}, {'role': 'user', 'content': text}]
-    return dataclasses.replace(last.prompt, messages=messages, assistant_prefix=None)
-
-def one_turn(bench, what: str):
-    "Raise `ConfigError` when `bench`, with its settings, takes several model turns per (item, voter): `what` holds one prompt per pair."
-    if bench.max_turns > 1:
-        raise ConfigError(f"{bench.name} with these settings takes up to {bench.max_turns} model turns per (item, voter), each prompt built "
-                          f"from the answer before it; {what} holds one prompt per pair: evaluate it with `l0kit eval`")
-
 # %% ../../nbs/04_benchmark.ipynb #a0cb3d2a
-def read_options(bench: Benchmark, options: dict) -> dict:
+SUMMARY_TABLE = 'Summary (mean per response)'
+
+def read_options(bench, options: dict) -> dict:
     "The options of stage 'read' among `options`."
     return {k: v for k, v in options.items() if k in bench.options and bench.options[k].stage == 'read'}
 
-@patch
-def score_frame(self: Benchmark, responses: pd.DataFrame, items: dict, **options) -> pd.DataFrame:
-    "Every response read (each distinct (id, response) once), its reading's columns joined to the response columns."
-    ro = read_options(self, options)
+def conversations(bench, responses: pd.DataFrame) -> list | None:
+    "Each response's conversation (every turn's answer, in order) for a benchmark that `reads_conversation`, else None."
+    if not getattr(bench, 'reads_conversation', False): return None
+    metas = responses['meta'] if 'meta' in responses else [None] * len(responses)
+    out = [m.get('conversation') if isinstance(m, dict) else None for m in metas]
+    if (bad := next((k for k, c in enumerate(out) if not (isinstance(c, list) and all(isinstance(a, str) for a in c))), None)) is not None:
+        raise DataError(f"{bench.name} reads the whole conversation, but the response of item {responses['id'].iloc[bad]!r} voter "
+                        f"{responses['voter'].iloc[bad] if 'voter' in responses else '?'} carries no list of its turns' answers "
+                        "(meta 'conversation'); evaluate it again with this version of the kit")
+    return out
+
+def read_frame(bench, responses: pd.DataFrame, items: dict, **options) -> pd.DataFrame:
+    "Every response read by `bench.read` (each distinct (id, response[, conversation]) once), its reading's columns joined to the response columns."
+    ro, convs = read_options(bench, options), conversations(bench, responses)
     texts = responses['response'].map(lambda r: r if isinstance(r, str) else '')
     codes = pd.Series(0, index=responses.index, dtype='int64')
-    for col in (responses['id'].astype(str), texts):  # (id, response) coded column by column: no tuple per row
+    keys = [responses['id'].astype(str), texts] + ([pd.Series([json.dumps(c) for c in convs], index=responses.index)] if convs else [])
+    for col in keys:  # (id, response) coded column by column: no tuple per row
         c, u = pd.factorize(col)
         codes = pd.Series(pd.factorize(codes.to_numpy() * (len(u) + 1) + c)[0], index=responses.index)
     first = codes.drop_duplicates()  # the first row of each distinct (id, response)
-    read = pd.DataFrame([self.read(items[responses['id'].iloc[i]], texts.iloc[i], **ro).columns()
-                         for i in map(responses.index.get_loc, first.index)])
+    def one(i):
+        extra = {'conversation': convs[i]} if convs else {}
+        return bench.read(items[responses['id'].iloc[i]], texts.iloc[i], **extra, **ro).columns()
+    read = pd.DataFrame([one(i) for i in map(responses.index.get_loc, first.index)])
     cols = read.iloc[pd.Series(range(len(first)), index=first.to_numpy())[codes.to_numpy()].to_numpy()].reset_index(drop=True)
     return pd.concat([responses.drop(columns=[c for c in cols if c in responses]).reset_index(drop=True), cols], axis=1)
 
-@patch
-def tables(self: Benchmark, scores: pd.DataFrame, items: dict | None = None, **options) -> dict:
-    "The paper's tables by name (default: the mean of each per-sample metric per split, and over splits; with several voters, `voting_table` too)."
-    cols = {m: c for m, c in self.metrics.items() if c in scores}
+def summary_table(scores: pd.DataFrame, metrics: dict) -> pd.DataFrame:
+    "Responses, items and the mean of each per-sample metric (`metrics`: name -> column) per split, and over splits when there are several."
+    cols = {m: c for m, c in metrics.items() if c in scores}
     t = scores.groupby('split', sort=False).agg(**{'responses': ('id', 'size'), 'items': ('id', 'nunique')},
                                                    **{m: (c, 'mean') for m, c in cols.items()})
     if len(t) > 1: t.loc['all'] = [len(scores), scores['id'].nunique()] + [scores[c].astype(float).mean() for c in cols.values()]
-    out = {'Summary (mean per response)': t}
-    if (v := voting_table(scores)) is not None: out[VOTING_TABLE] = v
-    return out
-
-@patch
-def figures(self: Benchmark, scores: pd.DataFrame, label: str = 'model') -> dict:
-    "The benchmark's figures of a run's scores, by file name (`l0kit report --figures`); `label` names the model (and says SIMULATED for a simulated one). Default: none."
-    return {}
+    return t
 
 # %% ../../nbs/04_benchmark.ipynb #5a5ee8bc
 VOTE_KS = (1, 3, 5, 15, 31)  # the k of the default voting table (the L0 paper's), and the run's voters
@@ -408,30 +269,191 @@ def voting_table(scores: pd.DataFrame,  # a run's scored responses (`score_frame
     if len(t) > 1: t.loc['all'] = [len(per), *per.drop(columns='split').mean()]
     return t.astype({'items': int})
 
-# %% ../../nbs/04_benchmark.ipynb #578679bb
-@patch
-def layout(self: Benchmark, item: dict) -> ItemLayout:
-    "What the run page shows of `item` (default: its prompt, and the reference answer's lines as rows)."
-    target = self.reference(item).splitlines()
-    text = '\n\n'.join(m['content'] for m in self.build_prompt(item, 0).messages if isinstance(m.get('content'), str))
-    return ItemLayout(text, list(range(1, len(target) + 1)), target)
+# %% ../../nbs/04_benchmark.ipynb #b3e247e1
+@dataclass
+class Turn:
+    "One model turn of a conversation: the prompt sent and the answer it got."
+    prompt: Prompt  # what the model was shown (the whole conversation up to this turn)
+    answer: str  # the model's answer
 
-@patch
-def view_item(self: Benchmark, item: dict, scores: pd.DataFrame, **options):
-    "A view of `item` of the benchmark's own (an `ItemView`), or None (the default): the kit's view, drawn from `layout` and the readings."
-    return None
+def continue_chat(turns: list, text: str) -> Prompt:
+    "The last turn's prompt with its answer and a new user message `text` appended (budget and meta kept, no assistant prefix)."
+    last = turns[-1]
+    messages = list(last.prompt.messages) + [{'role': 'assistant', 'content': last.answer}, {'role': 'user', 'content': text}]
+    return dataclasses.replace(last.prompt, messages=messages, assistant_prefix=None)
 
-@patch
-def simulated_model(self: Benchmark, options: str = ''):
-    "The benchmark's simulated model of `simulated:OPTIONS` (its `Simulated` class with the options given)."
-    if self.Simulated is None: raise ConfigError(f"{self.name} has no simulated model")
-    model = self.Simulated.from_options(parse_model_spec('simulated:' + options).options, self.name)
-    model.spec = 'simulated:' + options if options else 'simulated'
-    return model
+def one_turn(bench, what: str):
+    "Raise `ConfigError` when `bench`, with its settings, takes several model turns per (item, voter): `what` holds one prompt per pair."
+    if bench.max_turns > 1:
+        raise ConfigError(f"{bench.name} with these settings takes up to {bench.max_turns} model turns per (item, voter), each prompt built "
+                          f"from the answer before it; {what} holds one prompt per pair: evaluate it with `l0kit eval`")
 
-@patch
-def register_cli(self: Benchmark, subparsers):
-    "Add the benchmark's own commands to `l0kit NAME ...` (default: none)."
+# %% ../../nbs/04_benchmark.ipynb #fa3ec920
+class Benchmark(abc.ABC):
+    "The benchmark protocol: every hook the harness and the bridges call, one line each; the four abstract ones are a benchmark's minimum."
+    name: str = ''  # registry name (`--benchmark NAME`, the data card's `benchmark`)
+    paper: str = ''  # the paper it implements
+    tool_name: str = ''  # its name in other tools (lm-eval task, Inspect, datasets); default: `name`
+    citation: str = ''  # BibTeX of the paper, for data cards
+    Config: type = NoConfig  # its evaluation settings (`<B>EvalConfig`)
+    DataConfig: type | None = None  # its data settings (`<B>DataConfig`), when it generates data
+    default_voters: int = 1  # attempts per item in the paper's protocol
+    max_turns: int = 1  # most model turns per (item, voter); above 1 the runner asks `follow_up` for each next turn
+    reads_conversation: bool = False  # True: `read` is also given `conversation=`, every turn's answer of the (item, voter) in order
+    metrics: dict = {'correct': 'correct'}  # per-sample metrics other tools show: metric name -> report column
+    options: dict = {}  # report options by name (`Option`s): `--set NAME=VALUE` on report, view and export
+    aggregates: dict = {}  # cells of its tables other tools report: name -> (table, row, column, scale)
+    generate_options: dict = {}  # options of its generator by name (`Option`s): `l0kit generate --set NAME=VALUE`
+    Simulated: type | None = None  # its simulated model (a `SimulatedModel`), for `--model simulated:...`
+
+    def __new__(cls, *args, **kwargs):
+        if missing := sorted(getattr(cls, '__abstractmethods__', ())):
+            raise TypeError(f"{cls.__name__} lacks the protocol's required hooks {', '.join(missing)}: write them in its class body")
+        return super().__new__(cls)
+
+    def __init__(self, config=None, **options):
+        self.config = make_config(self.Config, config, options, self.name or type(self).__name__)
+
+    def __init_subclass__(cls, **kwargs):
+        "Each subclass's own `load` is wrapped so that every load, by any caller, checks its item ids."
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get('load')
+        if callable(own) and not getattr(own, 'checks_item_ids', False): cls.load = _checked_load(own)
+
+    @property
+    def label(self) -> str:
+        "Its name in other tools (`tool_name`, else `name`)."
+        return self.tool_name or self.name
+
+    def settings(self) -> dict:
+        "The benchmark's evaluation settings as a dict (recorded in `run.json`)."
+        return dataclasses.asdict(self.config)
+
+    def __repr__(self): return f"{type(self).__name__}({self.settings()})"
+
+    # --- data
+    @abc.abstractmethod
+    def load(self, data_dir, split: str, limit: int | None = None) -> list:
+        "The items of one split of a data folder: dicts with at least `id` (a unique string) and `split`."
+
+    def splits(self, data_dir) -> list:
+        "The split names of a data folder (default: its card's `splits`)."
+        return card_splits(data_dir, self.name)
+
+    def card(self, data_dir) -> dict:
+        "The data folder's card: what made it (config, seed, kit version) and its splits (default: `card.json`)."
+        if card := read_card(data_dir): return card
+        raise DataError(f"{data_dir} holds no {self.name} data set (no readable {CARD}); make one with `l0kit generate --benchmark {self.name} --out {data_dir}`")
+
+    def generate(self, out, config=None, limit=None, seed=None, workers=1, progress=None, **options) -> str:
+        "Write a data set to `out` (a `DataConfig` YAML file as `config`; `options`: the declared `generate_options`); returns a summary to print. `progress(done, total)`, when given, is called as items are written."
+        raise ConfigError(f"{self.name} has no data generator")
+
+    def prepare(self, items: list):
+        "Called with a run's items before any prompt is built (a benchmark whose prompts show other items keeps them)."
+
+    def item_hash(self, item: dict) -> str:
+        "A short fingerprint of the item's content (the runner keeps it with each response; the report refuses a changed item)."
+        return hashlib.sha256(json.dumps(item, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+    def export_item(self, item: dict) -> dict:
+        "The item as other tools should store it (default: all of it)."
+        return dict(item)
+
+    def stream_item(self, index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
+        "The item at `index` of an endless, reproducible stream (RL training) under a `DataConfig`; the same for every sharding."
+        raise ConfigError(f"{self.name} has no item stream")
+
+    def close(self):
+        "Release what the benchmark holds (sandboxes, processes); it stays usable."
+
+    # --- prompts and the reading
+    @abc.abstractmethod
+    def build_prompt(self, item: dict, voter: int, seed: int = 0) -> Prompt:
+        "The prompt voter `voter` is shown for `item` under the run's seed."
+
+    @abc.abstractmethod
+    def read(self, item: dict, response, **options) -> Reading:
+        "The one reading of `response` to `item` (options: the declared report options of stage 'read')."
+
+    @abc.abstractmethod
+    def reference(self, item: dict) -> str:
+        "The text of a perfect answer to `item`."
+
+    def score(self, item: dict, response) -> dict:
+        "The report row of one response: its reading's columns."
+        return self.read(item, response).columns()
+
+    def response_problem(self, item: dict, response) -> str | None:
+        "Why a response holds nothing to score (the runner counts these), or None."
+        return None if self.read(item, response).answer is not None else 'no answer could be read'
+
+    def corruptions(self, item: dict) -> list:
+        "Answers that differ from the reference in exactly one value (each must score below it: tests of rewards)."
+        raise ConfigError(f"{self.name} has no corruptions")
+
+    def reference_item(self, reference: str) -> dict:
+        "An item rebuilt from a reference answer alone, where the reference says all a reading needs (RL rows without the item)."
+        raise ConfigError(f"{self.name} needs the item itself, not only its reference answer")
+
+    # --- several model turns
+    def follow_up(self, item: dict, voter: int, seed: int, turns: list) -> Prompt | None:
+        "The prompt of the next model turn after `turns` (`Turn`s, the first prompted by `build_prompt`); None: the last answer is the response."
+        return None
+
+    # --- tables and figures
+    def score_frame(self, responses: pd.DataFrame, items: dict, **options) -> pd.DataFrame:
+        "Every response read (each distinct (id, response) once), its reading's columns joined to the response columns."
+        return read_frame(self, responses, items, **options)
+
+    def tables(self, scores: pd.DataFrame, items: dict | None = None, **options) -> dict:
+        "The paper's tables by name (default: `summary_table` of the per-sample `metrics`; with several voters, `voting_table` too)."
+        out = {SUMMARY_TABLE: summary_table(scores, self.metrics)}
+        if (v := voting_table(scores)) is not None: out[VOTING_TABLE] = v
+        return out
+
+    def figures(self, scores: pd.DataFrame, label: str = 'model') -> dict:
+        "The benchmark's figures of a run's scores, by file name (`l0kit report --figures`); `label` names the model (and says SIMULATED for a simulated one). Default: none."
+        return {}
+
+    # --- the run page, the simulated model, commands
+    def layout(self, item: dict) -> ItemLayout:
+        "What the run page shows of `item` (default: its prompt, and the reference answer's lines as rows)."
+        target = self.reference(item).splitlines()
+        text = '\n\n'.join(m['content'] for m in self.build_prompt(item, 0).messages if isinstance(m.get('content'), str))
+        return ItemLayout(text, list(range(1, len(target) + 1)), target)
+
+    def view_item(self, item: dict, scores: pd.DataFrame, **options):
+        "A view of `item` of the benchmark's own (an `ItemView`), or None (the default): the kit's view, drawn from `layout` and the readings."
+        return None
+
+    def simulated_model(self, options: str = ''):
+        "The benchmark's simulated model of `simulated:OPTIONS` (its `Simulated` class with the options given)."
+        if self.Simulated is None: raise ConfigError(f"{self.name} has no simulated model")
+        model = self.Simulated.from_options(parse_model_spec('simulated:' + options).options, self.name)
+        model.spec = 'simulated:' + options if options else 'simulated'
+        return model
+
+    def register_cli(self, subparsers):
+        "Add the benchmark's own commands under `l0kit NAME ...` (`subparsers`: argparse's; each command sets `func(args) -> exit code`). Default: none."
+
+# %% ../../nbs/04_benchmark.ipynb #0ce7917e
+def hook_table(cls: type | None = None,  # a benchmark class (default: `Benchmark` itself)
+               names: str | list | None = None,  # the hooks to show (default: all), a list or a space-separated string
+              ) -> pd.DataFrame:
+    "The protocol's hooks: required or not, signature and one line; for a benchmark class, whether it writes each itself."
+    base = Benchmark
+    hooks = [n for n, v in vars(base).items() if not n.startswith('_') and (inspect.isfunction(v) or isinstance(v, property))]
+    if names is not None: hooks = [n for n in (names.split() if isinstance(names, str) else names) if n in hooks]
+    def row(n):
+        v = vars(base)[n]
+        f = v.fget if isinstance(v, property) else v
+        sig = '(property)' if isinstance(v, property) else str(inspect.signature(f)).replace('(self, ', '(').replace('(self)', '()')
+        r = {'hook': n, 'required': getattr(f, '__isabstractmethod__', False), 'signature': sig, 'what it is': inspect.getdoc(f)}
+        if cls is not None and cls is not base:
+            r['written by ' + cls.__name__] = any(n in vars(c) for c in cls.__mro__[:cls.__mro__.index(base)])
+        return r
+    return pd.DataFrame([row(n) for n in hooks]).set_index('hook')
 
 # %% ../../nbs/04_benchmark.ipynb #4e31db62
 BENCHMARKS = {

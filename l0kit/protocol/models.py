@@ -12,7 +12,7 @@ from .config import ConfigError
 # %% auto #0
 __all__ = ['MODEL_KINDS', 'ModelError', 'ModelSpecError', 'ModelUnavailable', 'GenerationParams', 'Completion',
            'truncate_at_stop', 'estimate_tokens', 'Model', 'prepare', 'budget', 'fit_context', 'voter_seed',
-           'SimulatedModel', 'ModelSpec', 'parse_model_spec', 'register_model_kind', 'load_model']
+           'turn_seed', 'SimulatedModel', 'ModelSpec', 'parse_model_spec', 'register_model_kind', 'load_model']
 
 # %% ../../nbs/02_models.ipynb #4a569eec
 class ModelError(Exception):
@@ -122,9 +122,14 @@ def voter_seed(seed: int, item_id: str, voter: int) -> int:
     h = hashlib.sha256(f"{seed}\x00{item_id}\x00{voter}".encode()).digest()
     return int.from_bytes(h[:8], 'big') >> 1
 
+def turn_seed(seed: int, item_id: str, voter: int, turn: int = 1) -> int:
+    "A 63-bit seed for one turn of an (item, voter) conversation: the first turn's is `voter_seed`'s, each later turn's its own."
+    return voter_seed(seed, item_id if turn <= 1 else f"{item_id}\x00turn{turn}", voter)
+
+
 # %% ../../nbs/02_models.ipynb #07c1b9ea
 class SimulatedModel(Model):
-    "Base of the benchmarks' simulated models: `answer(prompt, rng)` with one seeded draw per (item, voter)."
+    "Base of the benchmarks' simulated models: `answer(prompt, rng)` with one seeded draw per (item, voter) and turn."
     kind, simulated, batch_size = 'chat', True, 64
     label: str = 'simulated'  # the model's name before its options
     defaults: dict = {'seed': 0}  # the options it takes, with their defaults (their types are the defaults')
@@ -162,9 +167,9 @@ class SimulatedModel(Model):
         raise NotImplementedError
 
     def rng(self, prompt: Prompt, i: int = 0) -> random.Random:
-        "The draw of the prompt's (item, voter), the `i`-th of its completions."
-        m = prompt.meta
-        return random.Random(voter_seed(self.seed, str(m.get('id', m.get('item_id', ''))), int(m.get('voter', 0))) + i)
+        "The draw of the prompt's (item, voter) and turn (`prompt.pair`, set by the runner), the `i`-th of its completions."
+        m = prompt.pair
+        return random.Random(turn_seed(self.seed, str(m.get('id', '')), int(m.get('voter', 0)), int(m.get('turn', 1))) + i)
 
     def generate(self, prompts, params=None, seeds=None):
         "For each prompt, `params.n` simulated answers."
@@ -181,6 +186,7 @@ class SimulatedModel(Model):
         return Completion(text, estimate_tokens(render_raw(p)), estimate_tokens(text), 0.0, finish, None, {'simulated': True, **meta})
 
     def info(self) -> dict: return {**super().info(), **self.options}
+
 
 # %% ../../nbs/02_models.ipynb #e403bf15
 @dataclass

@@ -5,24 +5,27 @@
 # %% ../../nbs/01_prompt.ipynb #faef556d
 from __future__ import annotations
 import hashlib, json
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, field, asdict, replace
 from .config import ConfigError
 
+
 # %% auto #0
-__all__ = ['PromptError', 'Prompt', 'sha256_hex', 'prompt_hash', 'render_raw']
+__all__ = ['RUNNER', 'PromptError', 'Prompt', 'sha256_hex', 'prompt_hash', 'render_raw']
 
 # %% ../../nbs/01_prompt.ipynb #ce906ad7
 class PromptError(ConfigError):
     "A prompt cannot be built from the given program, input or demonstrations."
 
 # %% ../../nbs/01_prompt.ipynb #85d5afaf
+RUNNER = 'runner'  # the one key of a prompt's meta that is the runner's: {"id", "voter", "turn"}
+
 @dataclass
 class Prompt:
     "What a model is asked: chat messages, a token budget, an optional assistant prefix and metadata."
     messages: list  # [{"role": "system" | "user" | "assistant", "content": str}, ...]
     max_new_tokens: int = 256  # generation budget
     assistant_prefix: str | None = None  # text the answer is forced to start with (think-mode bypass)
-    meta: dict = field(default_factory=dict)  # anything the benchmark or the runner wants to carry along
+    meta: dict = field(default_factory=dict)  # the benchmark's own keys; the runner's live under `meta['runner']` (`for_pair`)
 
     @classmethod
     def coerce(cls, p) -> Prompt:
@@ -37,6 +40,17 @@ class Prompt:
 
     def as_dict(self) -> dict: return asdict(self)
 
+    def for_pair(self, item_id: str, voter: int, turn: int = 1) -> Prompt:
+        "This prompt as the runner sends it: its (item, voter) and turn under `meta['runner']` (replacing an earlier turn's); the benchmark's own keys untouched."
+        if RUNNER in self.meta and not (isinstance(old := self.meta[RUNNER], dict) and set(old) == {'id', 'voter', 'turn'}):
+            raise PromptError(f"a benchmark's prompt meta may not hold {RUNNER!r}: the key is the runner's own")
+        return replace(self, meta={**self.meta, RUNNER: {'id': item_id, 'voter': voter, 'turn': turn}})
+
+    @property
+    def pair(self) -> dict:
+        "The runner's entries of this prompt (`id`, `voter`, `turn`), `{}` for a prompt no runner sent."
+        return self.meta.get(RUNNER) or {}
+
 def sha256_hex(data: bytes) -> str:
     "SHA-256 of `data`, fed in pieces under 2 KiB: for longer inputs hashlib lets go of the GIL, and while the HTTP client's event loop runs in another thread, taking it back costs a thread switch (about 0.1 ms) per hash. Same digest."
     h = hashlib.sha256()
@@ -48,6 +62,7 @@ def prompt_hash(prompt) -> str:
     p = Prompt.coerce(prompt)
     blob = json.dumps({'messages': p.messages, 'assistant_prefix': p.assistant_prefix}, sort_keys=True, ensure_ascii=False)
     return sha256_hex(blob.encode())[:16]
+
 
 # %% ../../nbs/01_prompt.ipynb #a93c01f9
 def render_raw(prompt) -> str:

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from ..protocol.models import Completion, Model, ModelSpecError, parse_model_spec
 from ..backends.openai_http import RequestFailed, _base_url, completion_of, request_body
-from .runner import RunConfig, build_prompts, make_record, pending_pairs, voter_seed
+from .runner import RunConfig, RunContext, build_prompts, make_record, pending_pairs, voter_seed
 from .format import MAX_RECORD_BYTES, RunError, Shard, append_records, bounded_lines, run_lock
 from ..protocol.config import open_regular, shown
 
@@ -45,7 +45,8 @@ def export_batch(benchmark, items: list, out, batch_file, spec: str, run: RunCon
     params = run.generation_params()  # extra_body included: the batch file holds the bodies the server would get
     url = '/v1/completions' if model.endpoint == 'completions' else '/v1/chat/completions'
     with run_lock(out, force):
-        _, todo, _ = pending_pairs(benchmark, model, items, out, run, voters, data, split, limit, shard)
+        _, todo, _ = pending_pairs(RunContext(benchmark=benchmark, model=model, items=items, out=out, run=run, data=data, split=split,
+                                              limit=limit, shard=shard, voters=voters))
         prompts = build_prompts(benchmark, model, run, todo)
     lines = [json.dumps({'custom_id': custom_id(it['id'], v), 'method': 'POST', 'url': url,
                          'body': request_body(p, model.name, params, 1, voter_seed(run.seed, it['id'], v), model.endpoint)})
@@ -106,7 +107,8 @@ def import_batch(benchmark, items: list, out, batch_file, spec: str, run: RunCon
     model, voters = BatchModel(spec), run.voters or benchmark.default_voters
     rows, too_long = _read_lines(batch_file)
     with run_lock(out, force):
-        pairs, todo, hashes = pending_pairs(benchmark, model, items, out, run, voters, data, split, limit, shard)
+        pairs, todo, hashes = pending_pairs(RunContext(benchmark=benchmark, model=model, items=items, out=out, run=run, data=data,
+                                                       split=split, limit=limit, shard=shard, voters=voters))
         known, pending = {custom_id(it['id'], v): (it, v) for it, v in pairs}, {custom_id(it['id'], v) for it, v in todo}
         if unknown := [d['custom_id'] for _, d in rows if d['custom_id'] not in known]:
             raise RunError(f"{len(unknown)} custom_id(s) in {batch_file} are not requests of this run, e.g. {shown(unknown[:3])}; nothing was imported")

@@ -406,7 +406,7 @@ def model_identity(spec: str) -> str:
 # %% ../../nbs/05_runs.ipynb #a6dc0072
 IDENTITY = ('benchmark', 'benchmark_config', 'run_config', 'model_identity', 'data', 'split', 'shard')
 
-def new_run_meta(benchmark: str,  # registry name
+def new_run_meta(*, benchmark: str,  # registry name (every field by keyword)
                  benchmark_config: dict,  # the benchmark's settings
                  run_config: dict,  # voters, seed, decoding, budgets, stop strings
                  model: str,  # the model spec as given

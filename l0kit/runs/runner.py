@@ -16,9 +16,9 @@ from .format import (Record, RecordError, RecordWriter, RunError, iter_records, 
 
 # %% auto #0
 __all__ = ['TURNS_DIR', 'RunConfig', 'draw_demonstrations', 'generation_budget', 'split_think', 'think_tokens', 'ServerChanged',
-           'server_change', 'open_run', 'check_resume', 'make_record', 'pending_pairs', 'Stopped', 'stop_on_signals',
-           'with_run', 'build_prompt', 'build_prompts', 'run_eval', 'summarize_run', 'new_messages', 'read_turns',
-           'Conversation', 'next_prompt', 'resume_conversation', 'turn_record', 'final_record']
+           'server_change', 'RunContext', 'open_run', 'check_resume', 'make_record', 'pending_pairs', 'Stopped',
+           'stop_on_signals', 'with_run', 'build_prompt', 'build_prompts', 'run_eval', 'summarize_run', 'new_messages',
+           'read_turns', 'Conversation', 'next_prompt', 'resume_conversation', 'turn_record', 'final_record']
 
 # %% ../../nbs/06_runner.ipynb #e7dc0d6f
 @dataclass
@@ -62,7 +62,7 @@ class RunConfig(YamlConfig):
         return GenerationParams(temperature=self.decoding_temperature, top_p=self.top_p, stop=list(self.stop), extra_body=dict(self.extra_body))
 
 # %% ../../nbs/06_runner.ipynb #4d90a2c7
-from ..protocol.models import voter_seed  # one seed per (item, voter), shared with the simulated models
+from ..protocol.models import voter_seed, turn_seed  # one seed per (item, voter) and turn, shared with the simulated models
 
 # %% ../../nbs/06_runner.ipynb #e8d2a0e6
 def draw_demonstrations(seed: int, item_id: str, voter: int,
@@ -107,15 +107,36 @@ def server_change(old_info, new_info) -> str | None:
     if ctx(o) and ctx(n) and ctx(o) != ctx(n): diffs.append(f"models and max_model_len {ctx(o)} -> {ctx(n)}")
     return f"the server answering this resume differs from the one that began the run ({'; '.join(diffs)}): scores may shift" if diffs else None
 
-def open_run(out, benchmark, model: Model, run: RunConfig, voters: int, data: str, split: str,
-             limit: int | None, shard: Shard) -> dict:
+@dataclass(kw_only=True)
+class RunContext:
+    "One run: what the runner, the batch files and the run folder's `run.json` take from it (built by keyword only)."
+    benchmark: object  # a `Benchmark` instance (its settings included)
+    model: Model  # the model evaluated (a `BatchModel` for batch files)
+    items: list  # the data items (from `benchmark.load`)
+    out: Path  # the run folder
+    run: RunConfig = field(default_factory=RunConfig)  # voters, seed, decoding
+    data: str = ''  # where the items came from (recorded)
+    split: str = ''  # their split (recorded)
+    limit: int | None = None  # the item limit the items were loaded with (recorded)
+    shard: Shard = field(default_factory=Shard)  # this process's share of the (item, voter) pairs
+    voters: int | None = None  # attempts per item (default: the run's, else the benchmark's protocol)
+
+    def __post_init__(self):
+        self.out, self.run = Path(self.out), self.run or RunConfig()
+        if not isinstance(self.shard, Shard): self.shard = Shard.parse(self.shard)
+        self.voters = self.voters or self.run.voters or self.benchmark.default_voters
+
+def open_run(ctx: RunContext) -> dict:
     "Create the run folder's `run.json`, or check that the one there describes the same run and log the resume."
-    out = Path(out); out.mkdir(parents=True, exist_ok=True)
+    out, benchmark, model, voters, limit = ctx.out, ctx.benchmark, ctx.model, ctx.voters, ctx.limit
+    out.mkdir(parents=True, exist_ok=True)
     if not os.path.lexists(out / RUN_FILE) and os.path.lexists(out / RESPONSES_FILE) and os.lstat(out / RESPONSES_FILE).st_size:
         raise RunError(f"{out} holds responses but no {RUN_FILE}: nothing says which model and settings made them, so they are not "
                        f"taken into this run; restore its {RUN_FILE}, or use a new --out folder")
     spec = model.spec or f"{type(model).__name__}:{model.name}"
-    meta = new_run_meta(benchmark.name, benchmark.settings(), asdict(run) | {'voters': voters}, spec, model_identity(spec), model.info(), model.simulated, data, split, limit, str(shard))
+    meta = new_run_meta(benchmark=benchmark.name, benchmark_config=benchmark.settings(), run_config=asdict(ctx.run) | {'voters': voters},
+                        model=spec, model_identity=model_identity(spec), model_info=model.info(), simulated=model.simulated,
+                        data=ctx.data, split=ctx.split, limit=limit, shard=str(ctx.shard))
     meta['benchmark_package'] = benchmark_package(benchmark)  # the code that reads and scores: a report says when it has changed since
     if os.path.lexists(out / RUN_FILE):
         old = read_meta(out)
@@ -166,21 +187,22 @@ def _progress(total, enabled):
     return tqdm(total=total, unit='resp', disable=not enabled, smoothing=0.1, dynamic_ncols=True)
 
 # %% ../../nbs/06_runner.ipynb #386f269c
-def pending_pairs(benchmark, model, items: list, out, run: RunConfig, voters: int, data: str, split: str,
-                  limit: int | None, shard: Shard) -> tuple[list, list, dict]:
+def pending_pairs(ctx: RunContext) -> tuple[list, list, dict]:
     "(every pair of the shard, the pairs without a response, item hashes): call it holding the run's lock."
+    benchmark, items, out, shard = ctx.benchmark, ctx.items, ctx.out, ctx.shard
     check_item_ids(items, 'the items of this run')
     benchmark.prepare(items)
-    open_run(out, benchmark, model, run, voters, data, split, limit, shard)
+    open_run(ctx)
     failed = {}  # (split, id, voter) -> whether its last record failed; the records are read streaming, not kept
     def seen():
         for _, r in iter_records(out):
             if isinstance(r, Record): failed[r.key] = r.failed; yield r
-    check_resume(benchmark, items, seen(), run.seed, out)
+    check_resume(benchmark, items, seen(), ctx.run.seed, out)
     done = {(i, v) for (_, i, v), f in failed.items() if not f}
-    pairs = [(it, v) for it in items for v in range(voters) if shard.holds(it['id'], v)]
+    pairs = [(it, v) for it in items for v in range(ctx.voters) if shard.holds(it['id'], v)]
     todo = [(it, v) for it, v in pairs if (it['id'], v) not in done]
     return pairs, todo, {it['id']: benchmark.item_hash(it) for it in {id(it): it for it, _ in todo}.values()}
+
 
 # %% ../../nbs/06_runner.ipynb #4e2c10f6
 class Stopped(KeyboardInterrupt):
@@ -199,10 +221,10 @@ def stop_on_signals():
         for s, h in old.items(): signal.signal(s, h if h is not None else signal.SIG_DFL)
 
 # %% ../../nbs/06_runner.ipynb #112f68f7
-def with_run(p, model, run: RunConfig, item: dict, voter: int, **extra) -> Prompt:
-    "A benchmark's prompt with the runner's ids (and `extra`) in its meta and the run's budget: every turn's prompt goes through here."
-    p = Prompt.coerce(p)
-    meta = {**p.meta, 'id': item['id'], 'voter': voter, **extra}
+def with_run(p, model, run: RunConfig, item: dict, voter: int, turn: int = 1) -> Prompt:
+    "A benchmark's prompt with the runner's entries (`Prompt.for_pair`) and the run's budget: every turn's prompt goes through here."
+    p = Prompt.coerce(p).for_pair(item['id'], voter, turn)
+    meta = dict(p.meta)
     if run.reasoning: meta.pop('stop_after', None)  # a thinking model may write the line while it thinks
     return dataclasses.replace(p, meta=meta, max_new_tokens=generation_budget(p, model, run))  # the budget reads the benchmark's meta
 
@@ -241,12 +263,12 @@ def _generate(benchmark, model, run, out, todo, hashes, progress) -> tuple[int, 
             def jobs():
                 for it, v in todo:
                     p = build_prompt(benchmark, model, run, it, v)
-                    yield (it, v, p), p, voter_seed(run.seed, it['id'], v)
+                    yield (it, v, p), p, turn_seed(run.seed, it['id'], v)
             model.stream(jobs(), params, lambda k, cs: tally.keep([make_record(k[0], k[1], k[2], hashes[k[0]['id']], cs[0], model)]))
         else:
             for s in range(0, len(todo), max(1, model.batch_size)):
                 chunk = todo[s:s + max(1, model.batch_size)]
-                prompts, seeds = build_prompts(benchmark, model, run, chunk), [voter_seed(run.seed, it['id'], v) for it, v in chunk]
+                prompts, seeds = build_prompts(benchmark, model, run, chunk), [turn_seed(run.seed, it['id'], v) for it, v in chunk]
                 early = set()  # responses a backend hands over as they arrive, written at once
                 def on_result(i, completions):
                     (it, v), p = chunk[i], prompts[i]
@@ -282,13 +304,12 @@ def run_eval(benchmark,  # a `Benchmark` instance (its settings included)
              force: bool = False,  # write into a folder that holds other files than a run's (`check_run_folder`)
             ) -> dict:
     "Generate every missing (item, voter) response of the shard into the run folder `out`; return a summary."
-    run, shard = run or RunConfig(), shard if isinstance(shard, Shard) else Shard.parse(shard)
-    voters = run.voters or benchmark.default_voters
+    ctx = RunContext(benchmark=benchmark, model=model, items=items, out=out, run=run, data=data, split=split, limit=limit, shard=shard)
     t0 = time.perf_counter()
     with run_lock(out, force), stop_on_signals():
-        pairs, todo, hashes = pending_pairs(benchmark, model, items, out, run, voters, data, split, limit, shard)
-        new, _ = (_generate_turns if benchmark.max_turns > 1 else _generate)(benchmark, model, run, out, todo, hashes, progress)
-    return summarize_run(benchmark, items, out, voters, shard) | {'new': new, 'skipped': len(pairs) - len(todo),
+        pairs, todo, hashes = pending_pairs(ctx)
+        new, _ = (_generate_turns if benchmark.max_turns > 1 else _generate)(benchmark, model, ctx.run, out, todo, hashes, progress)
+    return summarize_run(benchmark, items, out, ctx.voters, ctx.shard) | {'new': new, 'skipped': len(pairs) - len(todo),
                                                                 'elapsed_s': round(time.perf_counter() - t0, 2)}
 
 # %% ../../nbs/06_runner.ipynb #82ee2a5b
@@ -366,12 +387,13 @@ def turn_record(conv: Conversation, item_hash: str, c, model) -> Record:
     rec.meta = {**rec.meta, 'turn': len(conv.turns) + 1, 'prompt': new_messages(conv.turns[-1] if conv.turns else None, conv.prompt)}
     return rec
 
-def final_record(conv: Conversation) -> Record:
-    "The (item, voter)'s record: the last turn's answer (or failure), the first prompt's hash, tokens and latency summed over the turns."
+def final_record(conv: Conversation, conversation: bool = False) -> Record:
+    "The (item, voter)'s record: the last turn's answer (or failure), the first prompt's hash, tokens and latency summed over the turns; with `conversation`, every turn's answer in meta `conversation` (for a benchmark that `reads_conversation`)."
     first, last = conv.records[0], conv.records[-1]
     total = lambda f: None if any(getattr(r, f) is None for r in conv.records) else sum(getattr(r, f) for r in conv.records)
     meta = {'turns': len(conv.records)}
     if any('think_tokens' in r.meta for r in conv.records): meta['think_tokens'] = sum(r.meta.get('think_tokens', 0) for r in conv.records)
+    if conversation: meta['conversation'] = [t.answer for t in conv.turns]
     return Record(id=first.id, voter=first.voter, response=last.response, split=first.split, prompt_hash=first.prompt_hash,
                   item_hash=first.item_hash, prompt_tokens=total('prompt_tokens'), completion_tokens=total('completion_tokens'),
                   latency_s=round(sum(r.latency_s or 0.0 for r in conv.records), 4), error=last.error,
@@ -380,7 +402,7 @@ def final_record(conv: Conversation) -> Record:
 # %% ../../nbs/06_runner.ipynb #a4c77777
 def _generate_turns(benchmark, model, run, out, todo, hashes, progress) -> tuple[int, int]:
     "`_generate` for a benchmark of several turns: rounds of one turn per open conversation, each turn on disk before the next is asked."
-    params = run.generation_params()
+    params, whole = run.generation_params(), benchmark.reads_conversation
     stored = read_turns(out, {(it.get('split'), it['id'], v) for it, v in todo})
     convs = [resume_conversation(benchmark, model, run, it, v, stored.get((it.get('split'), it['id'], v), {}), hashes[it['id']], out)
              for it, v in todo]
@@ -388,23 +410,23 @@ def _generate_turns(benchmark, model, run, out, todo, hashes, progress) -> tuple
     writer, turns = RecordWriter(out), RecordWriter(out, TURNS_DIR)
     tally, bs = _Tally(len(todo), progress, writer), max(1, model.batch_size)
     try:
-        tally.keep([final_record(c) for c in convs if c.prompt is None and c.records])  # every turn on disk, the response not yet
+        tally.keep([final_record(c, whole) for c in convs if c.prompt is None and c.records])  # every turn on disk, the response not yet
         active = [c for c in convs if c.prompt is not None]
         while active:
             waiting = []
             for s in range(0, len(active), bs):
                 chunk = active[s:s + bs]
-                seeds = [voter_seed(run.seed, c.item['id'] if not c.turns else f"{c.item['id']}\x00turn{len(c.turns) + 1}", c.voter) for c in chunk]
+                seeds = [turn_seed(run.seed, c.item['id'], c.voter, len(c.turns) + 1) for c in chunk]
                 outs = model.generate([c.prompt for c in chunk], params, seeds=seeds)
                 recs = [turn_record(c, hashes[c.item['id']], o[0], model) for c, o in zip(chunk, outs)]
                 turns.add(recs); turns.flush()  # the turns are on disk before any response that ends their conversation
                 done = []
                 for c, rec in zip(chunk, recs):
                     c.records.append(rec)
-                    if rec.failed: done.append(final_record(c)); continue  # retried from this turn on resume
+                    if rec.failed: done.append(final_record(c, whole)); continue  # retried from this turn on resume
                     c.turns.append(Turn(c.prompt, rec.response))
                     c.prompt = next_prompt(benchmark, model, run, c)
-                    if c.prompt is None: done.append(final_record(c))
+                    if c.prompt is None: done.append(final_record(c, whole))
                     else: waiting.append(c)
                 tally.keep(done)
             active = waiting

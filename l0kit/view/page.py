@@ -237,8 +237,9 @@ def raw_if_more(raw: str, lines: list) -> str | None:
 def item_view_from_readings(bench, item: dict, scores: pd.DataFrame, **options) -> ItemView:
     "An item's view from the benchmark's `layout` and the reading of each distinct response (options: the report's)."
     lay, ro, answers = bench.layout(item), read_options(bench, options), []
-    for voters, text, _ in distinct_responses(scores):
-        r = bench.read(item, text, **ro)
+    for voters, text, row in distinct_responses(scores):
+        conv = {'conversation': (row.get('meta') or {}).get('conversation')} if bench.reads_conversation else {}  # read as `score_frame` read it
+        r = bench.read(item, text, **conv, **ro)
         e, rows = r.error, ['' if x is None else str(x) for x in r.steps]
         answers.append(Answer(voters, rows, bool(r.correct), e.step - 1 if e else None, e.type if e else None, e.detail if e else None,
                               r.note, raw_if_more(text, rows), r.key))
