@@ -11,7 +11,6 @@ import pandas as pd
 from ..protocol.benchmark import Benchmark, DataError, FirstError, ItemLayout, Option, Reading
 from ..protocol.config import ConfigError, YamlConfig, check_value
 from ..protocol.prompt import Prompt
-from fastcore.basics import patch
 from ..protocol.models import voter_seed
 from ..runs.runner import draw_demonstrations
 from .prompts import Demonstration, l0_prompt_text, THINK_BYPASS_PREFIX, PROMPT_SETUPS
@@ -21,7 +20,8 @@ from .simulated import L0SimulatedModel
 from .dataset import L0DataConfig
 
 # %% auto #0
-__all__ = ['L0EvalConfig', 'make_l0_item', 'L0Benchmark', 'l0_demonstrations', 'trace_rows']
+__all__ = ['L0EvalConfig', 'make_l0_item', 'l0_demonstrations', 'l0_prompt', 'trace_rows', 'l0_reading', 'check_l0_responses',
+           'l0_tables', 'generate_l0', 'l0_stream_item', 'L0Benchmark']
 
 # %% ../../nbs/17_l0_benchmark.ipynb #418e8a2c
 @dataclass
@@ -51,6 +51,141 @@ def make_l0_item(id: str,  # item id
     return {'id': id, 'benchmark': 'l0', 'split': split, 'program': program, 'test_input': test_input, 'target': target,
             'steps': len(target), 'num_lines': len(program.strip('\n').splitlines()), 'demonstrations': list(demonstrations),
             'demo_traces': [trace_program(program, d) for d in demonstrations]}
+
+# %% ../../nbs/17_l0_benchmark.ipynb #72e6a1ca
+def _traces(item):
+    return item.get('demo_traces') or [trace_program(item['program'], d) for d in item['demonstrations']]
+
+def _item_demos(bench, item: dict) -> list:
+    "The item's pool of demonstrations, made once per item (each keeps its formatted text: 31 voters format each example once)."
+    cache = bench.__dict__.setdefault('_demos', {})
+    hit = cache.get(item['id'])
+    if hit is None or hit[0] is not item:
+        if len(cache) >= 4096: cache.clear()  # a stream of items (training) does not grow it without end
+        hit = cache[item['id']] = (item, [Demonstration(x, t) for x, t in zip(item['demonstrations'], _traces(item))])
+    return hit[1]
+
+def l0_demonstrations(bench: L0Benchmark, item: dict, voter: int, seed: int = 0) -> list:
+    "The demonstrations `voter` is shown for `item`: drawn from its pool, or other programs' under variation 1."
+    c = bench.config
+    if c.setup.startswith('zero_shot') or c.shots == 0: return []
+    if c.setup == 'variation_1':
+        others = [o for o in getattr(bench, 'pool', []) if o['id'] != item['id']]
+        if len(others) < c.shots: raise ConfigError(f"task variation 1 needs {c.shots} other programs in the split; it has {len(others)}")
+        chosen = random.Random(voter_seed(seed, item['id'], voter)).sample(range(len(others)), c.shots)
+        return [Demonstration(others[i]['demonstrations'][0], _traces(others[i])[0], others[i]['program']) for i in chosen]
+    demos = _item_demos(bench, item)
+    return [demos[i] for i in draw_demonstrations(seed, item['id'], voter, min(c.pool_size, len(demos)), c.shots)]
+
+# %% ../../nbs/17_l0_benchmark.ipynb #a5bd43f6
+def l0_prompt(item: dict, demonstrations: list, config: L0EvalConfig) -> Prompt:
+    "The prompt of `item` showing `demonstrations`, under the settings `config`."
+    c = config
+    text = l0_prompt_text(item['program'], item['test_input'], demonstrations, c.setup)
+    return Prompt([{'role': 'user', 'content': text}], max_new_tokens=256,
+                  assistant_prefix=THINK_BYPASS_PREFIX if c.think_bypass else None,
+                  meta={'program': item['program'], 'test_input': item['test_input'], 'budget_text': '\n'.join(item['target']),
+                        'budget_margin': c.budget_margin} | ({'stop_after': '\n' + item['target'][-1] + '\n'} if c.stop_at_return else {}))
+
+# %% ../../nbs/17_l0_benchmark.ipynb #7eada4d7
+def trace_rows(response, limit: int | None = None) -> list[str]:
+    "The trace lines an L0 response is scored on (cleaned, spaces removed, empty lines dropped)."
+    from l0kit.l0.metrics import clean_response
+    lines = [s for s in (x.strip() for x in clean_response(response).replace(' ', '').split('\n')) if s]
+    return lines if limit is None else lines[:limit]
+
+# %% ../../nbs/17_l0_benchmark.ipynb #67dbdb4a
+def l0_reading(item: dict, response, strict: bool = False) -> Reading:
+    "The reading of one response: `score_trace`'s verdict, the first error's type, the vote key and the trace rows."
+    from l0kit.l0.metrics import score_trace, vote_key, clean_response, THINK_END
+    from l0kit.l0.taxonomy import classify_first_error
+    target = item['target']
+    s = score_trace(response, target, strict=strict)
+    trace = clean_response(response)
+    v = score_trace(trace, target, strict=strict) if THINK_END in trace else s  # a second </think>: the vote reads past it too
+    scores = {'split': item.get('split'), 'target_steps': s.target_steps, 'steps_to_error': s.steps_to_error, 'failure': s.failure,
+              'error_target_line': s.target_context[-1] if s.target_context else None,
+              'error_response_line': s.response_context[-1] if s.response_context else None,
+              'target_context': s.target_context, 'response_context': s.response_context,
+              'vote_key': vote_key(response), 'vote_correct': v.correct, 'vote_steps_to_error': v.steps_to_error}
+    error = None
+    if not s.correct:
+        fe = classify_first_error(response if isinstance(response, str) else '', target, item.get('program'), score=s)
+        error = FirstError(s.steps_to_error + 1, fe.error_type if fe else s.failure or 'wrong', fe.detail if fe else None)
+    rows = trace_rows(response, len(target) + 50)
+    return Reading(answer=rows or None, key=scores['vote_key'], correct=s.correct, scores=scores, error=error,
+                   partial=s.steps_to_error / max(s.target_steps, 1), steps=rows, reference='\n'.join(target),
+                   note=f"steps to error {s.steps_to_error} of {s.target_steps}")
+
+# %% ../../nbs/17_l0_benchmark.ipynb #c97fb521
+def check_l0_responses(responses: pd.DataFrame, items: dict, strict: bool = False):
+    "Refuse responses L0 cannot score: strict scoring of a run stopped at the return line, or ids not in the data `items`."
+    if strict and 'meta' in responses and responses['meta'].map(lambda m: isinstance(m, dict) and bool(m.get('stopped_after'))).any():
+        raise ConfigError("strict scoring needs what a model writes after the return line, and this run stopped its responses "
+                          "there (stop_at_return); evaluate into a new folder with --set stop_at_return=false")
+    if missing := sorted(set(responses['id']) - set(items)):
+        raise DataError(f"{len(missing)} response id(s) are not in the data items, e.g. {missing[:3]}: pass the data set the run was made from")
+
+# %% ../../nbs/17_l0_benchmark.ipynb #f3020f22
+def l0_tables(scores: pd.DataFrame, items: dict | None = None, k: int = 31, vote: str = 'first', pass_maj: bool = False,
+              ci: bool = False, compare: str | None = None, seed: int = 0, errors: str | None = None) -> dict:
+    "Table 1 (k voters, capped at the run's), table 10 for a run that thought, and on request tables 7/8, intervals, a paper model beside, first-error types."
+    from l0kit.l0.analysis import complete_programs, summarize_l0, summary_intervals, pass_maj_table, thought_tokens_table
+    scores, k, _ = complete_programs(scores, k)
+    out = {f'Table 1 (k = {k})': summarize_l0(scores, k=k, how=vote, seed=seed)}
+    ks = [x for x in (1, 5, 15, 31) if x <= k]
+    if ci: out['95% bootstrap intervals over programs'] = summary_intervals(scores, k=k, seed=seed, how=vote)
+    t78 = 'Tables 7/8: pass@k and maj@k (%)' + ('' if vote == 'first' else ', maj@k expected over k-voter subsets')  # the default: the paper's first k
+    if pass_maj or compare: out[t78] = pass_maj_table(scores, ks=ks, how=vote, seed=seed)
+    if 'meta' in scores and (t10 := thought_tokens_table(scores)) is not None: out['Table 10: thought tokens (mean per response)'] = t10  # a reasoning run
+    if compare:
+        from l0kit.l0.published import published_splits, published_summary, side_by_side
+        t1 = out[f'Table 1 (k = {k})']
+        out[f'Kit vs paper ({compare}), table 1 average'] = side_by_side(t1.loc[['average']], published_summary(compare))
+        kit = out[t78]
+        out[f'Kit vs paper ({compare}), pass@k and maj@k (%)'] = side_by_side(kit, published_splits(compare).reindex(kit.index))
+    if errors:
+        from l0kit.l0.taxonomy import classify_errors, write_errors_jsonl
+        classified = classify_errors(scores, items)
+        write_errors_jsonl(classified, items, errors)
+        out[f'First-error types (voter_*/errors.jsonl in {errors})'] = classified.groupby(['split', 'error_type']).size().unstack(fill_value=0)
+        from l0kit.l0.taxonomy import simulated_pairs, confusion_matrix, taxonomy_accuracy
+        if pairs := simulated_pairs(classified):  # a simulated model's run: its injected errors are known
+            cm = confusion_matrix(pairs)
+            out[f'Injected (simulated model) vs classified first errors: accuracy {taxonomy_accuracy(cm):.3f}'] = cm.loc[:, cm.sum() > 0]
+    return out
+
+# %% ../../nbs/17_l0_benchmark.ipynb #a9f69e7c
+def generate_l0(out, config=None, limit=None, seed=None, workers=1, preset='small', progress=None) -> tuple:
+    "Write an L0 data set (a preset, or a YAML `L0DataConfig`) into `out`: its folder, its first split holding programs, a summary to print."
+    from l0kit.l0.dataset import get_preset, L0DataConfig, build_dataset, save_dataset
+    from l0kit.l0.cli import format_card
+    cfg = L0DataConfig.from_yaml(config) if config else get_preset(preset)
+    if limit is not None: cfg = cfg.with_counts(limit)
+    items, card = build_dataset(cfg, seed=seed, workers=workers, progress=progress)
+    path = save_dataset(items, card, out)
+    first = next(s for s in card['counts'] if card['counts'][s])
+    return path, first, (f"wrote {sum(card['counts'].values())} L0 programs to {path} in {card['build_seconds']} s (seed {card['seed']}, "
+                         f"{workers} worker(s))\n{format_card(card)}")
+
+# %% ../../nbs/17_l0_benchmark.ipynb #93b601b9
+def l0_stream_item(index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
+    "Item `index` of an endless stream of new programs under a `L0DataConfig` (default: the small preset)."
+    from l0kit.l0.dataset import get_preset, make_candidate, make_demonstrations
+    from l0kit.protocol.benchmark import stream_seed
+    from l0kit.l0.generator import ProgramGenerator
+    cfg = config if isinstance(config, L0DataConfig) else L0DataConfig.from_dict(config) if config else get_preset('small')
+    spec = next((s for s in cfg.splits if s.name == split), None) if split else None
+    if split and spec is None: raise ConfigError(f"no split {split!r} in the L0 config; it has {[s.name for s in cfg.splits]}")
+    lo, hi = (spec.min_steps, spec.max_steps) if spec else (1, cfg.gen.max_trace_steps)
+    gen, s = ProgramGenerator(cfg.gen), stream_seed(seed, index)
+    for attempt in range(100_000):
+        cand = make_candidate(cfg, gen, s, attempt, lambda a, b: a <= hi and lo <= b)
+        if cand is None or not lo <= cand['steps'] <= hi: continue
+        if (demos := make_demonstrations(cfg, cand, s)) is None: continue
+        return dict(id=f"stream-{index:08d}", benchmark='l0', split=split or 'stream', program=cand['program'], test_input=cand['test_input'],
+                    target=cand['target'], steps=cand['steps'], num_lines=cand['num_lines'], demonstrations=demos)
+    raise ConfigError(f"no L0 program with {lo}..{hi} steps in 100000 candidates")
 
 # %% ../../nbs/17_l0_benchmark.ipynb #cecce9c3
 class L0Benchmark(Benchmark):
@@ -95,201 +230,76 @@ class L0Benchmark(Benchmark):
             self.pool = self.load(*self.source)
         else: self.pool = list(items)
 
-# %% ../../nbs/17_l0_benchmark.ipynb #72e6a1ca
-def _traces(item):
-    return item.get('demo_traces') or [trace_program(item['program'], d) for d in item['demonstrations']]
+    def build_prompt(self, item: dict, voter: int, seed: int = 0) -> Prompt:
+        "The prompt voter `voter` is shown for `item`."
+        return l0_prompt(item, l0_demonstrations(self, item, voter, seed), self.config)
 
-def _item_demos(bench, item: dict) -> list:
-    "The item's pool of demonstrations, made once per item (each keeps its formatted text: 31 voters format each example once)."
-    cache = bench.__dict__.setdefault('_demos', {})
-    hit = cache.get(item['id'])
-    if hit is None or hit[0] is not item:
-        if len(cache) >= 4096: cache.clear()  # a stream of items (training) does not grow it without end
-        hit = cache[item['id']] = (item, [Demonstration(x, t) for x, t in zip(item['demonstrations'], _traces(item))])
-    return hit[1]
+    def read(self, item: dict, response, strict: bool = False) -> Reading:
+        "The reading of one response: `score_trace`'s verdict, the first error's type, the vote key and the trace rows."
+        return l0_reading(item, response, strict)
 
-def l0_demonstrations(bench: L0Benchmark, item: dict, voter: int, seed: int = 0) -> list:
-    "The demonstrations `voter` is shown for `item`: drawn from its pool, or other programs' under variation 1."
-    c = bench.config
-    if c.setup.startswith('zero_shot') or c.shots == 0: return []
-    if c.setup == 'variation_1':
-        others = [o for o in getattr(bench, 'pool', []) if o['id'] != item['id']]
-        if len(others) < c.shots: raise ConfigError(f"task variation 1 needs {c.shots} other programs in the split; it has {len(others)}")
-        chosen = random.Random(voter_seed(seed, item['id'], voter)).sample(range(len(others)), c.shots)
-        return [Demonstration(others[i]['demonstrations'][0], _traces(others[i])[0], others[i]['program']) for i in chosen]
-    demos = _item_demos(bench, item)
-    return [demos[i] for i in draw_demonstrations(seed, item['id'], voter, min(c.pool_size, len(demos)), c.shots)]
+    def reference(self, item: dict) -> str:
+        "The target trace, one line a step."
+        return '\n'.join(item['target'])
 
-# %% ../../nbs/17_l0_benchmark.ipynb #a5bd43f6
-@patch
-def build_prompt(self: L0Benchmark, item: dict, voter: int, seed: int = 0) -> Prompt:
-    "The prompt voter `voter` is shown for `item`."
-    c = self.config
-    text = l0_prompt_text(item['program'], item['test_input'], l0_demonstrations(self, item, voter, seed), c.setup)
-    return Prompt([{'role': 'user', 'content': text}], max_new_tokens=256,
-                  assistant_prefix=THINK_BYPASS_PREFIX if c.think_bypass else None,
-                  meta={'program': item['program'], 'test_input': item['test_input'], 'budget_text': '\n'.join(item['target']),
-                        'budget_margin': c.budget_margin} | ({'stop_after': '\n' + item['target'][-1] + '\n'} if c.stop_at_return else {}))
+    def response_problem(self, item: dict, response: str) -> str | None:
+        "Why a response cannot be a trace: no `L2,` anywhere in it."
+        return None if 'L2,' in response else 'no L2,'
 
-# %% ../../nbs/17_l0_benchmark.ipynb #7eada4d7
-def trace_rows(response, limit: int | None = None) -> list[str]:
-    "The trace lines an L0 response is scored on (cleaned, spaces removed, empty lines dropped)."
-    from l0kit.l0.metrics import clean_response
-    lines = [s for s in (x.strip() for x in clean_response(response).replace(' ', '').split('\n')) if s]
-    return lines if limit is None else lines[:limit]
+    def score_frame(self, responses: pd.DataFrame, items: dict, strict: bool = False, **options) -> pd.DataFrame:
+        "Every response read; strict scoring refuses a run whose responses were stopped at the return line."
+        check_l0_responses(responses, items, strict)
+        return Benchmark.score_frame(self, responses, items, strict=strict)
 
-@patch
-def read(self: L0Benchmark, item: dict, response, strict: bool = False) -> Reading:
-    "The reading of one response: `score_trace`'s verdict, the first error's type, the vote key and the trace rows."
-    from l0kit.l0.metrics import score_trace, vote_key, clean_response, THINK_END
-    from l0kit.l0.taxonomy import classify_first_error
-    target = item['target']
-    s = score_trace(response, target, strict=strict)
-    trace = clean_response(response)
-    v = score_trace(trace, target, strict=strict) if THINK_END in trace else s  # a second </think>: the vote reads past it too
-    scores = {'split': item.get('split'), 'target_steps': s.target_steps, 'steps_to_error': s.steps_to_error, 'failure': s.failure,
-              'error_target_line': s.target_context[-1] if s.target_context else None,
-              'error_response_line': s.response_context[-1] if s.response_context else None,
-              'target_context': s.target_context, 'response_context': s.response_context,
-              'vote_key': vote_key(response), 'vote_correct': v.correct, 'vote_steps_to_error': v.steps_to_error}
-    error = None
-    if not s.correct:
-        fe = classify_first_error(response if isinstance(response, str) else '', target, item.get('program'), score=s)
-        error = FirstError(s.steps_to_error + 1, fe.error_type if fe else s.failure or 'wrong', fe.detail if fe else None)
-    rows = trace_rows(response, len(target) + 50)
-    return Reading(answer=rows or None, key=scores['vote_key'], correct=s.correct, scores=scores, error=error,
-                   partial=s.steps_to_error / max(s.target_steps, 1), steps=rows, reference=self.reference(item),
-                   note=f"steps to error {s.steps_to_error} of {s.target_steps}")
+    def tables(self, scores: pd.DataFrame, items: dict | None = None, k: int = 31, vote: str = 'first', pass_maj: bool = False,
+               ci: bool = False, compare: str | None = None, seed: int = 0, errors: str | None = None, **_) -> dict:
+        "Table 1 (k voters, capped at the run's), table 10 for a run that thought, and on request tables 7/8, intervals, a paper model beside, first-error types."
+        return l0_tables(scores, items, k=k, vote=vote, pass_maj=pass_maj, ci=ci, compare=compare, seed=seed, errors=errors)
 
-@patch
-def reference(self: L0Benchmark, item: dict) -> str:
-    "The target trace, one line a step."
-    return '\n'.join(item['target'])
+    def figures(self, scores: pd.DataFrame, label: str = 'model') -> dict:
+        "Figure 2, the voting curves of figure 3 and the survival curve of a run's scores."
+        from l0kit.l0.plots import plot_accuracy_vs_steps, plot_voting, plot_survival
+        return {'accuracy_vs_steps': plot_accuracy_vs_steps(scores, label=label), 'voting': plot_voting(scores, label=label),
+                'survival': plot_survival(scores)}
 
-# %% ../../nbs/17_l0_benchmark.ipynb #fcaf12fb
-@patch
-def response_problem(self: L0Benchmark, item: dict, response: str) -> str | None:
-    "Why a response cannot be a trace: no `L2,` anywhere in it."
-    return None if 'L2,' in response else 'no L2,'
+    def generate(self, out, config=None, limit=None, seed=None, workers=1, preset='small', show=False, progress=None) -> str:
+        "Generate an L0 data set (a preset, or a YAML `L0DataConfig`) into `out`; a summary to print."
+        path, first, summary = generate_l0(out, config, limit, seed, workers, preset, progress)
+        if not show: return summary
+        from l0kit.l0.cli import render_item
+        return summary + '\n\n' + render_item(self.load(path, first, limit=1)[0])
 
-# %% ../../nbs/17_l0_benchmark.ipynb #c97fb521
-@patch
-def score_frame(self: L0Benchmark, responses: pd.DataFrame, items: dict, strict: bool = False, **options) -> pd.DataFrame:
-    "Every response read; strict scoring refuses a run whose responses were stopped at the return line."
-    if strict and 'meta' in responses and responses['meta'].map(lambda m: isinstance(m, dict) and bool(m.get('stopped_after'))).any():
-        raise ConfigError("strict scoring needs what a model writes after the return line, and this run stopped its responses "
-                          "there (stop_at_return); evaluate into a new folder with --set stop_at_return=false")
-    if missing := sorted(set(responses['id']) - set(items)):
-        raise DataError(f"{len(missing)} response id(s) are not in the data items, e.g. {missing[:3]}: pass the data set the run was made from")
-    return Benchmark.score_frame(self, responses, items, strict=strict)
+    def splits(self, data_dir) -> list:
+        "The splits of an L0 data folder that hold programs."
+        from l0kit.l0 import dataset
+        try: return dataset.available_splits(Path(data_dir))
+        except (OSError, ValueError) as e: raise DataError(f"{data_dir} is not an L0 data set directory ({e})") from None
 
-# %% ../../nbs/17_l0_benchmark.ipynb #f3020f22
-@patch
-def tables(self: L0Benchmark, scores: pd.DataFrame, items: dict | None = None, k: int = 31, vote: str = 'first',
-            pass_maj: bool = False, ci: bool = False, compare: str | None = None, seed: int = 0, errors: str | None = None, **_) -> dict:
-    "Table 1 (k voters, capped at the run's), table 10 for a run that thought, and on request tables 7/8, intervals, a paper model beside, first-error types."
-    from l0kit.l0.analysis import complete_programs, summarize_l0, summary_intervals, pass_maj_table, thought_tokens_table
-    scores, k, _ = complete_programs(scores, k)
-    out = {f'Table 1 (k = {k})': summarize_l0(scores, k=k, how=vote, seed=seed)}
-    ks = [x for x in (1, 5, 15, 31) if x <= k]
-    if ci: out['95% bootstrap intervals over programs'] = summary_intervals(scores, k=k, seed=seed, how=vote)
-    t78 = 'Tables 7/8: pass@k and maj@k (%)' + ('' if vote == 'first' else ', maj@k expected over k-voter subsets')  # the default: the paper's first k
-    if pass_maj or compare: out[t78] = pass_maj_table(scores, ks=ks, how=vote, seed=seed)
-    if 'meta' in scores and (t10 := thought_tokens_table(scores)) is not None: out['Table 10: thought tokens (mean per response)'] = t10  # a reasoning run
-    if compare:
-        from l0kit.l0.published import published_splits, published_summary, side_by_side
-        t1 = out[f'Table 1 (k = {k})']
-        out[f'Kit vs paper ({compare}), table 1 average'] = side_by_side(t1.loc[['average']], published_summary(compare))
-        kit = out[t78]
-        out[f'Kit vs paper ({compare}), pass@k and maj@k (%)'] = side_by_side(kit, published_splits(compare).reindex(kit.index))
-    if errors:
-        from l0kit.l0.taxonomy import classify_errors, write_errors_jsonl
-        classified = classify_errors(scores, items)
-        write_errors_jsonl(classified, items, errors)
-        out[f'First-error types (voter_*/errors.jsonl in {errors})'] = classified.groupby(['split', 'error_type']).size().unstack(fill_value=0)
-        from l0kit.l0.taxonomy import simulated_pairs, confusion_matrix, taxonomy_accuracy
-        if pairs := simulated_pairs(classified):  # a simulated model's run: its injected errors are known
-            cm = confusion_matrix(pairs)
-            out[f'Injected (simulated model) vs classified first errors: accuracy {taxonomy_accuracy(cm):.3f}'] = cm.loc[:, cm.sum() > 0]
-    return out
+    def export_item(self, item: dict) -> dict:
+        "The item without its demonstration traces (the loader traces them again)."
+        return {k: v for k, v in item.items() if k != 'demo_traces'}
 
-# %% ../../nbs/17_l0_benchmark.ipynb #dda58678
-@patch
-def figures(self: L0Benchmark, scores: pd.DataFrame, label: str = 'model') -> dict:
-    "Figure 2, the voting curves of figure 3 and the survival curve of a run's scores."
-    from l0kit.l0.plots import plot_accuracy_vs_steps, plot_voting, plot_survival
-    return {'accuracy_vs_steps': plot_accuracy_vs_steps(scores, label=label), 'voting': plot_voting(scores, label=label),
-            'survival': plot_survival(scores)}
+    def layout(self, item: dict) -> ItemLayout:
+        "The numbered program and the call above the target trace, one row a step."
+        from l0kit.l0.prompts import number_program, format_call
+        return ItemLayout(f"{number_program(item['program'])}\n\n{format_call(item['program'], item['test_input'])}",
+                          list(range(1, len(item['target']) + 1)), list(item['target']),
+                          {'target steps': len(item['target']), 'program lines': item.get('num_lines', len(item['program'].splitlines()))})
 
-# %% ../../nbs/17_l0_benchmark.ipynb #a9f69e7c
-@patch
-def generate(self: L0Benchmark, out, config=None, limit=None, seed=None, workers=1, preset='small', show=False, progress=None) -> str:
-    "Generate an L0 data set (a preset, or a YAML `L0DataConfig`) into `out`; a summary to print."
-    from l0kit.l0.dataset import get_preset, L0DataConfig, build_dataset, save_dataset
-    from l0kit.l0.cli import format_card, render_item
-    cfg = L0DataConfig.from_yaml(config) if config else get_preset(preset)
-    if limit is not None: cfg = cfg.with_counts(limit)
-    items, card = build_dataset(cfg, seed=seed, workers=workers, progress=progress)
-    path = save_dataset(items, card, out)
-    first = next(s for s in card['counts'] if card['counts'][s])
-    shown = '\n\n' + render_item(self.load(path, first, limit=1)[0]) if show else ''
-    return (f"wrote {sum(card['counts'].values())} L0 programs to {path} in {card['build_seconds']} s (seed {card['seed']}, "
-            f"{workers} worker(s))\n{format_card(card)}{shown}")
+    def corruptions(self, item: dict) -> list:
+        "The target with one step's value changed (steps that assign a value)."
+        t = item['target']
+        return ['\n'.join(t[:k] + [t[k] + '1'] + t[k + 1:]) for k in range(len(t)) if not t[k].endswith(',')]
 
-# %% ../../nbs/17_l0_benchmark.ipynb #d0b27231
-@patch
-def splits(self: L0Benchmark, data_dir) -> list:
-    "The splits of an L0 data folder that hold programs."
-    from l0kit.l0 import dataset
-    try: return dataset.available_splits(Path(data_dir))
-    except (OSError, ValueError) as e: raise DataError(f"{data_dir} is not an L0 data set directory ({e})") from None
+    def reference_item(self, reference: str) -> dict:
+        "An item from a target trace alone (all an L0 reading needs)."
+        return {'id': 'row', 'split': None, 'target': reference.splitlines()}
 
-@patch
-def export_item(self: L0Benchmark, item: dict) -> dict:
-    "The item without its demonstration traces (the loader traces them again)."
-    return {k: v for k, v in item.items() if k != 'demo_traces'}
+    def stream_item(self, index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
+        "Item `index` of an endless stream of new programs under a `L0DataConfig` (default: the small preset)."
+        return l0_stream_item(index, seed, split, config)
 
-@patch
-def layout(self: L0Benchmark, item: dict) -> ItemLayout:
-    "The numbered program and the call above the target trace, one row a step."
-    from l0kit.l0.prompts import number_program, format_call
-    return ItemLayout(f"{number_program(item['program'])}\n\n{format_call(item['program'], item['test_input'])}",
-                      list(range(1, len(item['target']) + 1)), list(item['target']),
-                      {'target steps': len(item['target']), 'program lines': item.get('num_lines', len(item['program'].splitlines()))})
-
-# %% ../../nbs/17_l0_benchmark.ipynb #93b601b9
-@patch
-def corruptions(self: L0Benchmark, item: dict) -> list:
-    "The target with one step's value changed (steps that assign a value)."
-    t = item['target']
-    return ['\n'.join(t[:k] + [t[k] + '1'] + t[k + 1:]) for k in range(len(t)) if not t[k].endswith(',')]
-
-@patch
-def reference_item(self: L0Benchmark, reference: str) -> dict:
-    "An item from a target trace alone (all an L0 reading needs)."
-    return {'id': 'row', 'split': None, 'target': reference.splitlines()}
-
-@patch
-def stream_item(self: L0Benchmark, index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
-    "Item `index` of an endless stream of new programs under a `L0DataConfig` (default: the small preset)."
-    from l0kit.l0.dataset import get_preset, make_candidate, make_demonstrations
-    from l0kit.protocol.benchmark import stream_seed
-    from l0kit.l0.generator import ProgramGenerator
-    cfg = config if isinstance(config, L0DataConfig) else L0DataConfig.from_dict(config) if config else get_preset('small')
-    spec = next((s for s in cfg.splits if s.name == split), None) if split else None
-    if split and spec is None: raise ConfigError(f"no split {split!r} in the L0 config; it has {[s.name for s in cfg.splits]}")
-    lo, hi = (spec.min_steps, spec.max_steps) if spec else (1, cfg.gen.max_trace_steps)
-    gen, s = ProgramGenerator(cfg.gen), stream_seed(seed, index)
-    for attempt in range(100_000):
-        cand = make_candidate(cfg, gen, s, attempt, lambda a, b: a <= hi and lo <= b)
-        if cand is None or not lo <= cand['steps'] <= hi: continue
-        if (demos := make_demonstrations(cfg, cand, s)) is None: continue
-        return dict(id=f"stream-{index:08d}", benchmark='l0', split=split or 'stream', program=cand['program'], test_input=cand['test_input'],
-                    target=cand['target'], steps=cand['steps'], num_lines=cand['num_lines'], demonstrations=demos)
-    raise ConfigError(f"no L0 program with {lo}..{hi} steps in 100000 candidates")
-
-@patch
-def register_cli(self: L0Benchmark, subparsers):
-    "`l0kit l0 trace` and `l0kit l0 import-release`."
-    from l0kit.l0.cli import register_cli
-    register_cli(subparsers)
+    def register_cli(self, subparsers):
+        "`l0kit l0 trace` and `l0kit l0 import-release`."
+        from l0kit.l0.cli import register_cli
+        register_cli(subparsers)
