@@ -33,7 +33,8 @@ def test_import_l0kit_is_light():
                                   'import l0kit.bridges.hf', 'from l0kit.l0.dataset import DatasetConfig',
                                   'from l0kit.l0.benchmark import L0Config', 'from l0kit.procbench.dataset import ProcBenchConfig',
                                   'from l0kit.sx.dataset import SXConfig', 'from l0kit.corebench.dataset import CoreConfig',
-                                  'from l0kit.procbench.benchmark import load_procbench_simulated'])
+                                  'from l0kit.procbench.benchmark import load_procbench_simulated',
+                                  'import l0kit.backends.tiny_model'])  # the tests' fixture, tests/tiny_model.py
 def test_no_name_of_an_earlier_layout_imports(code):
     out = py(code)
     assert out.returncode == 1 and ('ModuleNotFoundError' in out.stderr or 'ImportError' in out.stderr), out

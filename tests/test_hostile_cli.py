@@ -295,7 +295,7 @@ def test_a_chat_template_bomb_is_refused_within_bounds(name, engine):
 
 def test_a_model_folder_whose_template_is_a_bomb_is_one_line(tmp_path, l0_data):
     "`hf:DIR` whose chat template is a bomb: refused when the model is loaded, in one line, within the memory a real eval needs."
-    from l0kit.backends.tiny_model import tiny_llama_dir
+    from tiny_model import tiny_llama_dir  # tests/tiny_model.py
     import shutil
     d = tmp_path / 'model'; shutil.copytree(tiny_llama_dir(), d)
     (d / 'chat_template.jinja').write_text(BOMBS['repeat'])  # where transformers saves a tokenizer's template

@@ -6,6 +6,7 @@ from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest, requests
 from conftest import missing_server_packages
+from tiny_model import tiny_llama_dir, _trace, _PROGRAM
 from l0kit.protocol.benchmark import get_benchmark
 from l0kit.l0.benchmark import make_l0_item
 from l0kit.protocol.models import GenerationParams, ModelUnavailable, ModelSpecError, load_model
@@ -27,8 +28,13 @@ def test_unknown_and_malformed_specs():
     with pytest.raises(ModelSpecError, match='takes no option device'): load_model('smollm2:device=cpu')
     with pytest.raises(ModelSpecError, match='listed twice'): load_model('openai:http://127.0.0.1:1/v1|http://127.0.0.1:1#m')
 
+def test_the_tiny_models_traces_are_the_tracers():
+    "The tiny model's tokenizer learns from traces written out by `_trace`, so that it depends on no benchmark: they are the L0 tracer's, character for character."
+    from l0kit.l0.tracer import trace_program
+    for x in range(40):
+        assert _trace(x) == '\n'.join(trace_program(_PROGRAM, dict(x=x, lst_y=list(range(x % 5)), cond_x=bool(x % 2)))), x
+
 def test_tiny_llama_runs_the_protocol(tmp_path):
-    from l0kit.backends.tiny_model import tiny_llama_dir
     m = load_model(f'hf:{tiny_llama_dir()},device=cpu,batch_size=4')
     s = run_eval(get_benchmark('l0', shots=2, budget_margin=5), m, ITEMS, tmp_path / 'run', RunConfig(voters=3), progress=False)
     assert (s['complete'], s['failed']) == (9, 0)
