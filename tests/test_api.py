@@ -159,3 +159,35 @@ def test_every_import_of_the_kit_inside_the_kit_resolves():
                 if a.name != '*' and f"{base}.{a.name}" not in mods and not hasattr(importlib.import_module(base), a.name):
                     missing.append(f"{me}: {base}.{a.name}")
     assert missing == []
+
+
+
+KIT_BENCHMARKS = {'l0.benchmark': 'L0Benchmark', 'procbench.benchmark': 'ProcBenchBenchmark', 'sx.benchmark': 'SXBenchmark',
+                  'corebench.benchmark': 'CoreBenchmark'}
+
+@pytest.mark.parametrize('module, cls_name', sorted(KIT_BENCHMARKS.items()))
+def test_each_kit_benchmark_holds_its_hooks_in_its_own_class_body(module, cls_name):
+    "Every hook a kit benchmark overrides, and every attribute of its class, is written in its class body (no `@patch` or assignment in a later cell), and no module-level None (what `@patch` leaves behind) shadows a hook's name in its module or package."
+    import ast, importlib, inspect
+    from l0kit.protocol.benchmark import Benchmark
+    mod = importlib.import_module(f'l0kit.{module}')
+    cls = getattr(mod, cls_name)
+    hooks = {n for n, v in vars(Benchmark).items() if not n.startswith('__') and (callable(v) or isinstance(v, property))}
+    overridden = {n for n in hooks if getattr(cls, n) is not getattr(Benchmark, n)}
+    assert {'load', 'build_prompt', 'read', 'reference', 'tables', 'generate', 'stream_item'} <= overridden, sorted(overridden)
+    assert sorted(n for n in overridden if n not in vars(cls)) == []   # each in the class's own __dict__
+    lines, first = inspect.getsourcelines(cls)
+    body = ast.parse(''.join(lines)).body[0].body
+    written = {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    written |= {t.id for n in body if isinstance(n, (ast.Assign, ast.AnnAssign)) for tg in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                for t in (tg.elts if isinstance(tg, ast.Tuple) else [tg]) if isinstance(t, ast.Name)}
+    attrs = {n for n in vars(cls) if not (n.startswith('__') and n.endswith('__')) and n != '_abc_impl'}   # not the ABC machinery's own
+    assert sorted(attrs - written) == [], f"{cls_name}: {sorted(attrs - written)} set outside its class body"
+    for name in sorted(attrs):
+        f = inspect.unwrap(getattr(vars(cls)[name], 'fget', vars(cls)[name]))   # `load` is wrapped to check item ids; a property's getter
+        if inspect.isfunction(f):
+            assert inspect.getsourcefile(f) == inspect.getsourcefile(cls) and first <= f.__code__.co_firstlineno < first + len(lines), \
+                f"{cls_name}.{name} is defined outside its class body"
+    pkg = importlib.import_module(f"l0kit.{module.split('.')[0]}")
+    shadows = sorted(f"{m.__name__}.{x}" for m in (mod, pkg) for x in hooks | attrs if vars(m).get(x, 0) is None)
+    assert shadows == [], f"module-level None for hook names: {shadows}"

@@ -14,7 +14,6 @@ from .prompts import (output_prompt, probe_prompt, output_correct, probe_correct
                                      ResponseParseError, hypothesis_prompt, amendment_prompt, rhda_analysis, RHDA_AMENDMENTS, FEEDBACK)
 from .probes import DIMENSIONS
 from .pytrace import literal_value
-from fastcore.basics import patch
 from ..protocol.benchmark import Benchmark, FirstError, ItemLayout, Reading, stream_seed, continue_chat
 from ..protocol.models import SimulatedModel
 from ..protocol.config import YamlConfig, check_value, mathtext_safe
@@ -24,8 +23,8 @@ from .dataset import METHODS
 # %% auto #0
 __all__ = ['TABLE1_COLUMNS', 'PAPER_FIGURE5', 'FAMILIES', 'score_response', 'problem_metrics', 'summarize', 'dimension_table',
            'family_table', 'family_heatmap', 'paper_family_heatmap', 'model_family', 'items_from_published',
-           'CoreEvalConfig', 'CoreBenchmark', 'published_table', 'published_statistics', 'wrong_value',
-           'simulate_core_response', 'CoreSimulatedModel']
+           'wrong_value', 'simulate_core_response', 'CoreSimulatedModel', 'generate_core', 'core_stream_item',
+           'CoreEvalConfig', 'CoreBenchmark', 'published_table', 'published_statistics']
 
 # %% ../../nbs/44_core_benchmark.ipynb #5fe9a30e
 def score_response(item: dict, response: str) -> dict:
@@ -172,6 +171,84 @@ def items_from_published(io_records: list[dict], qa_records: list[dict], split: 
                           target_line_number=r.get('target_line_number')))
     return items
 
+# %% ../../nbs/44_core_benchmark.ipynb #3517da1d
+def wrong_value(value, rng: random.Random):
+    "A plausible wrong answer of the same type (an off-by-one number, a flipped boolean, a changed list or string)."
+    if isinstance(value, bool): return not value
+    if isinstance(value, int): return value + rng.choice((-2, -1, 1, 2))
+    if isinstance(value, float): return value * 1.5 + 1
+    if isinstance(value, str): return value[:-1] if len(value) > 1 else value + 'x'
+    if isinstance(value, (list, tuple)): return type(value)(list(value)[:-1] if value else [0])
+    if isinstance(value, dict): return {**value, '?': 0}
+    return None
+
+def simulate_core_response(meta: dict, correct: bool, rng: random.Random,
+                           output_correct: bool | None = None  # a probe under RHDA's output feedback: whether its predicted output is right
+                          ) -> str:
+    "A response in the prompting method's format that is right or wrong as told."
+    truth = literal_value(meta['expected']) if isinstance(meta['expected'], str) else meta['expected']
+    value = truth if correct else wrong_value(truth, rng)
+    if meta['method'] in RHDA_AMENDMENTS:   # RHDA's format: the analysis (hypothesis), then the answer
+        analysis = "Analysis: step 1 binds the arguments; step 2 runs the loop to its end; step 3 returns the result.\n"
+        if meta['kind'] == 'io': return f"{analysis}Answer:\n```python\nassert {meta['call']} == {value!r}\n```"
+        if meta.get('feedback') == 'outputs':   # the predicted output first, the value the verdict reads
+            out = literal_value(meta['output'])
+            out = out if output_correct else wrong_value(out, rng)
+            return f"{analysis}Output:\n```python\nassert {meta['call']} == {out!r}\n```\nAnswer: {value!r}"
+        return f"{analysis}Answer: {value!r}"
+    if meta['kind'] == 'io':
+        body = {'io': '', 'cot': "Let me execute the call step by step.\n1. The arguments are bound.\n2. The loop runs to the end.\n",
+                'coc': "[TRACE]\nline: the call\nexplanation: Python execution.\ndelta state: {}\n[/TRACE]\n"}[meta['method']]
+        return f"{body}# Answer:\n```python\nassert {meta['call']} == {value!r}\n```"
+    lead = '' if meta['method'] == 'io' else "Following the execution up to that point.\n"
+    return f"{lead}Answer: {value!r}"
+
+class CoreSimulatedModel(SimulatedModel):
+    "Answers CoRE prompts right with given probabilities, in the prompting method's format (not a language model)."
+    label, defaults = 'core-simulated', {'output_accuracy': 0.9, 'probe_accuracy': 0.5, 'amend_accuracy': 0.5, 'seed': 0}
+    probabilities = ('output_accuracy', 'probe_accuracy', 'amend_accuracy')
+
+    def answer(self, prompt, rng) -> tuple[str, dict]:
+        "A right answer with the item kind's probability (an RHDA amendment: `amend_accuracy`), else a plausible wrong value, in the method's format; a probe's predicted output (RHDA, output feedback) right with `output_accuracy` (an amendment: `amend_accuracy`)."
+        meta = prompt.meta
+        if 'expected' not in meta: raise KeyError('expected')
+        turn = int(meta.get('turn', 1))
+        if turn > 1:   # an amendment: a draw of its own, apart from the hypothesis's
+            rng = random.Random(f"{rng.random()}:{turn}")
+            correct = rng.random() < self.amend_accuracy
+        else: correct = rng.random() < (self.output_accuracy if meta['kind'] == 'io' else self.probe_accuracy)
+        if meta.get('feedback') != 'outputs': return simulate_core_response(meta, correct, rng), {'correct': correct, 'turn': turn}
+        output_right = rng.random() < (self.amend_accuracy if turn > 1 else self.output_accuracy)  # the probe's predicted output: a draw of its own
+        return simulate_core_response(meta, correct, rng, output_right), {'correct': correct, 'output_correct': output_right, 'turn': turn}
+
+# %% ../../nbs/44_core_benchmark.ipynb #4775e3ed
+def generate_core(out, config=None, limit=None, seed=None) -> str:
+    "Build the CoRE-style set into `out`; a summary to print."
+    cfg = CoreDataConfig.from_yaml(config) if config else CoreDataConfig()
+    if seed is not None: cfg.seed = seed
+    problems = load_problem_set()
+    build = build_core_set(cfg, problems[:limit] if limit else problems)
+    path = write_core_set(build, out)
+    s = build.stats
+    return (f"wrote {len(build.items)} CoRE items to {path}: {s['problems']} problems, {s['implementations']} implementations, "
+            f"{s['io_items']} output items, {s['probes']} probes; tests per problem {s['tests_per_problem_before']:.1f} -> "
+            f"{s['tests_per_problem_after']:.1f}; mean CC {s['mean_cc']:.2f}, mean J {s['mean_jaccard']:.2f}, "
+            f"{s['dimensions_per_probe']:.2f} dimensions per probe")
+
+# %% ../../nbs/44_core_benchmark.ipynb #84a513b4
+def core_stream_item(index: int, seed: int = 0, config=None,
+                     cache: dict | None = None,  # built sets by configuration, kept between calls: each is built once
+                    ) -> dict:
+    "Item `index` of an endless stream: the built set's items, reshuffled every pass."
+    key = json.dumps(dataclasses.asdict(config) if isinstance(config, CoreDataConfig) else config or {}, sort_keys=True, default=str)
+    cache = {} if cache is None else cache
+    if key not in cache: cache[key] = build_core_set(config if isinstance(config, CoreDataConfig) else CoreDataConfig.from_dict(config or {})).items
+    pool = cache[key]
+    order = list(range(len(pool)))
+    random.Random(stream_seed(seed, index // len(pool))).shuffle(order)
+    src_item = pool[order[index % len(pool)]]
+    return src_item | {'id': f"stream-{index:08d}", 'source_id': src_item['id']}
+
 # %% ../../nbs/44_core_benchmark.ipynb #1fd165bf
 @dataclass
 class CoreEvalConfig(YamlConfig):
@@ -191,6 +268,7 @@ class CoreBenchmark(Benchmark):
     "CoRE: output prediction across implementations plus intermediate-state probes."
     name, paper, Config, default_voters = 'core', 'CoRE (2025)', CoreEvalConfig, 3  # the paper: three runs, averaged
     tool_name, DataConfig = 'corebench', CoreDataConfig
+    Simulated = CoreSimulatedModel  # `simulated:output_accuracy=0.9,probe_accuracy=0.5,seed=0`
     metrics = {'correct': 'correct'}
     aggregates = {m: ('Table 1', 0, m, 1.0 if m == 'Cons.' else 0.01) for m in ('I', 'I_s', 'W', 'W_s', 'RCS', 'Cons.')}
     citation = ("@article{gao2025core,\n  title={CoRE: A Fine-Grained Code Reasoning Benchmark Beyond Output Prediction},\n  author={Gao, Jun "
@@ -282,12 +360,29 @@ class CoreBenchmark(Benchmark):
             except ResponseParseError: return 'no completed assertion'
         return None if 'answer' in response.lower() else 'no Answer: line'
 
-# %% ../../nbs/44_core_benchmark.ipynb #ca470948
-@patch
-def tables(self: CoreBenchmark, scores: pd.DataFrame, items: dict | None = None) -> dict:
-    "Table 1 (I, I_s, W, W_s, RCS, Cons.), table 2 (W_s per dimension) and I_s per implementation family."
-    return {'Table 1': summarize(scores, by=[]), 'Table 2: W_s per dimension (%)': dimension_table(scores, by=[]),
-            'I_s per implementation family (%)': family_table(scores, by=[])}
+    def tables(self, scores: pd.DataFrame, items: dict | None = None) -> dict:
+        "Table 1 (I, I_s, W, W_s, RCS, Cons.), table 2 (W_s per dimension) and I_s per implementation family."
+        return {'Table 1': summarize(scores, by=[]), 'Table 2: W_s per dimension (%)': dimension_table(scores, by=[]),
+                'I_s per implementation family (%)': family_table(scores, by=[])}
+
+    def figures(self, scores: pd.DataFrame, label: str = 'model') -> dict:
+        "The figure-5 heatmap of I_s per implementation family."
+        return {'core_families': family_heatmap(family_table(scores, by=[]).rename(index={0: label}))}
+
+    def generate(self, out, config=None, limit=None, seed=None, workers=1, progress=None) -> str:
+        "Build the CoRE-style set into `out`; a summary to print."
+        return generate_core(out, config, limit, seed)
+
+    def corruptions(self, item: dict) -> list:
+        "The reference with its value replaced by a plausible wrong one."
+        key = 'output' if item['kind'] == 'io' else 'ground_truth'
+        try: wrong = repr(wrong_value(literal_value(item[key]), random.Random(0)))
+        except (ValueError, SyntaxError): wrong = item[key] + 'z'
+        return [self.reference({**item, key: wrong})]
+
+    def stream_item(self, index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
+        "Item `index` of an endless stream: the built set's items, reshuffled every pass."
+        return core_stream_item(index, seed, config, self.__dict__.setdefault('_stream_pool', {}))
 
 # %% ../../nbs/44_core_benchmark.ipynb #fea7913d
 def published_table(number: int # 1 (I, I_s, W, W_s, RCS, Cons.) or 2 (W_s per dimension A, L, S, B)
@@ -304,95 +399,3 @@ def published_statistics(figure: int # 2 (benchmarks: Samples, Tests, Impl., J, 
     if figure not in (2, 4): raise ValueError(f"the paper's data statistics are in figures 2 and 4, not {figure!r}")
     from l0kit.protocol.published import published_table as stored
     return stored('core', f'figure{figure}')
-
-# %% ../../nbs/44_core_benchmark.ipynb #3517da1d
-def wrong_value(value, rng: random.Random):
-    "A plausible wrong answer of the same type (an off-by-one number, a flipped boolean, a changed list or string)."
-    if isinstance(value, bool): return not value
-    if isinstance(value, int): return value + rng.choice((-2, -1, 1, 2))
-    if isinstance(value, float): return value * 1.5 + 1
-    if isinstance(value, str): return value[:-1] if len(value) > 1 else value + 'x'
-    if isinstance(value, (list, tuple)): return type(value)(list(value)[:-1] if value else [0])
-    if isinstance(value, dict): return {**value, '?': 0}
-    return None
-
-def simulate_core_response(meta: dict, correct: bool, rng: random.Random,
-                           output_correct: bool | None = None  # a probe under RHDA's output feedback: whether its predicted output is right
-                          ) -> str:
-    "A response in the prompting method's format that is right or wrong as told."
-    truth = literal_value(meta['expected']) if isinstance(meta['expected'], str) else meta['expected']
-    value = truth if correct else wrong_value(truth, rng)
-    if meta['method'] in RHDA_AMENDMENTS:   # RHDA's format: the analysis (hypothesis), then the answer
-        analysis = "Analysis: step 1 binds the arguments; step 2 runs the loop to its end; step 3 returns the result.\n"
-        if meta['kind'] == 'io': return f"{analysis}Answer:\n```python\nassert {meta['call']} == {value!r}\n```"
-        if meta.get('feedback') == 'outputs':   # the predicted output first, the value the verdict reads
-            out = literal_value(meta['output'])
-            out = out if output_correct else wrong_value(out, rng)
-            return f"{analysis}Output:\n```python\nassert {meta['call']} == {out!r}\n```\nAnswer: {value!r}"
-        return f"{analysis}Answer: {value!r}"
-    if meta['kind'] == 'io':
-        body = {'io': '', 'cot': "Let me execute the call step by step.\n1. The arguments are bound.\n2. The loop runs to the end.\n",
-                'coc': "[TRACE]\nline: the call\nexplanation: Python execution.\ndelta state: {}\n[/TRACE]\n"}[meta['method']]
-        return f"{body}# Answer:\n```python\nassert {meta['call']} == {value!r}\n```"
-    lead = '' if meta['method'] == 'io' else "Following the execution up to that point.\n"
-    return f"{lead}Answer: {value!r}"
-
-class CoreSimulatedModel(SimulatedModel):
-    "Answers CoRE prompts right with given probabilities, in the prompting method's format (not a language model)."
-    label, defaults = 'core-simulated', {'output_accuracy': 0.9, 'probe_accuracy': 0.5, 'amend_accuracy': 0.5, 'seed': 0}
-    probabilities = ('output_accuracy', 'probe_accuracy', 'amend_accuracy')
-
-    def answer(self, prompt, rng) -> tuple[str, dict]:
-        "A right answer with the item kind's probability (an RHDA amendment: `amend_accuracy`), else a plausible wrong value, in the method's format; a probe's predicted output (RHDA, output feedback) right with `output_accuracy` (an amendment: `amend_accuracy`)."
-        meta = prompt.meta
-        if 'expected' not in meta: raise KeyError('expected')
-        turn = int(meta.get('turn', 1))
-        if turn > 1:   # an amendment: a draw of its own, apart from the hypothesis's
-            rng = random.Random(f"{rng.random()}:{turn}")
-            correct = rng.random() < self.amend_accuracy
-        else: correct = rng.random() < (self.output_accuracy if meta['kind'] == 'io' else self.probe_accuracy)
-        if meta.get('feedback') != 'outputs': return simulate_core_response(meta, correct, rng), {'correct': correct, 'turn': turn}
-        output_right = rng.random() < (self.amend_accuracy if turn > 1 else self.output_accuracy)  # the probe's predicted output: a draw of its own
-        return simulate_core_response(meta, correct, rng, output_right), {'correct': correct, 'output_correct': output_right, 'turn': turn}
-
-# %% ../../nbs/44_core_benchmark.ipynb #e61e3f22
-@patch
-def figures(self: CoreBenchmark, scores: pd.DataFrame, label: str = 'model') -> dict:
-    "The figure-5 heatmap of I_s per implementation family."
-    return {'core_families': family_heatmap(family_table(scores, by=[]).rename(index={0: label}))}
-
-@patch
-def generate(self: CoreBenchmark, out, config=None, limit=None, seed=None, workers=1, progress=None) -> str:
-    "Build the CoRE-style set into `out`; a summary to print."
-    cfg = CoreDataConfig.from_yaml(config) if config else CoreDataConfig()
-    if seed is not None: cfg.seed = seed
-    problems = load_problem_set()
-    build = build_core_set(cfg, problems[:limit] if limit else problems)
-    path = write_core_set(build, out)
-    s = build.stats
-    return (f"wrote {len(build.items)} CoRE items to {path}: {s['problems']} problems, {s['implementations']} implementations, "
-            f"{s['io_items']} output items, {s['probes']} probes; tests per problem {s['tests_per_problem_before']:.1f} -> "
-            f"{s['tests_per_problem_after']:.1f}; mean CC {s['mean_cc']:.2f}, mean J {s['mean_jaccard']:.2f}, "
-            f"{s['dimensions_per_probe']:.2f} dimensions per probe")
-
-CoreBenchmark.Simulated = CoreSimulatedModel  # `simulated:output_accuracy=0.9,probe_accuracy=0.5,seed=0`
-
-@patch
-def corruptions(self: CoreBenchmark, item: dict) -> list:
-    "The reference with its value replaced by a plausible wrong one."
-    key = 'output' if item['kind'] == 'io' else 'ground_truth'
-    try: wrong = repr(wrong_value(literal_value(item[key]), random.Random(0)))
-    except (ValueError, SyntaxError): wrong = item[key] + 'z'
-    return [self.reference({**item, key: wrong})]
-
-@patch
-def stream_item(self: CoreBenchmark, index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
-    "Item `index` of an endless stream: the built set's items, reshuffled every pass."
-    key = json.dumps(dataclasses.asdict(config) if isinstance(config, CoreDataConfig) else config or {}, sort_keys=True, default=str)
-    cache = self.__dict__.setdefault('_stream_pool', {})
-    if key not in cache: cache[key] = build_core_set(config if isinstance(config, CoreDataConfig) else CoreDataConfig.from_dict(config or {})).items
-    pool = cache[key]
-    order = list(range(len(pool)))
-    random.Random(stream_seed(seed, index // len(pool))).shuffle(order)
-    src_item = pool[order[index % len(pool)]]
-    return src_item | {'id': f"stream-{index:08d}", 'source_id': src_item['id']}

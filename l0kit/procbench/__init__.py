@@ -7,7 +7,7 @@ __all__ = ['TASKS', 'Task', 'ProcBenchError', 'get_task', 'solve', 'length_bin',
            'score', 'states_equal', 'compat_equal', 'aggregate', 'table2', 'pml_by_length', 'parse_answer',
            'empty_prediction', 'ProcBenchDataConfig', 'generate_dataset', 'generate_item', 'save_dataset',
            'load_dataset', 'load_release', 'make_prompt', 'ProcBenchBenchmark', 'ProcBenchEvalConfig',
-           'answer_instruction', 'render_answer', 'simulate_response', 'register_cli']
+           'answer_instruction', 'render_answer', 'simulate_response']
 
 # %% ../../nbs/29_procbench.ipynb #5eb3da77
 from .tasks import TASKS, Task, ProcBenchError, get_task, solve, length_bin, LENGTHS
@@ -16,10 +16,9 @@ from .metrics import score, states_equal, compat_equal, aggregate, table2, pml_b
 from .parser import parse_answer, empty_prediction
 from .dataset import (ProcBenchDataConfig, generate_dataset, generate_item, save_dataset, load_dataset,
                                      load_release, make_prompt)
-from .benchmark import (ProcBenchBenchmark, ProcBenchEvalConfig, answer_instruction, render_answer, simulate_response,
-                                       register_cli)
+from .benchmark import ProcBenchBenchmark, ProcBenchEvalConfig, answer_instruction, render_answer, simulate_response
 _all_ = ["TASKS", "Task", "ProcBenchError", "get_task", "solve", "length_bin", "LENGTHS", "load_sentences",
          "sentence_source", "score", "states_equal", "compat_equal", "aggregate", "table2", "pml_by_length",
          "parse_answer", "empty_prediction", "ProcBenchDataConfig", "generate_dataset", "generate_item", "save_dataset",
          "load_dataset", "load_release", "make_prompt", "ProcBenchBenchmark", "ProcBenchEvalConfig", "answer_instruction", "render_answer",
-         "simulate_response", "register_cli"]
+         "simulate_response"]

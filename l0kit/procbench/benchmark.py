@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from ..protocol.benchmark import Benchmark, DataError, FirstError, ItemLayout, Option, Reading, read_card, stream_seed
 from ..protocol.models import Completion, SimulatedModel
 from ..protocol.config import ConfigError, YamlConfig, check_value, terminal_safe
-from fastcore.basics import patch
 from ..protocol.prompt import Prompt
 
 # %% auto #0
-__all__ = ['answer_instruction', 'render_answer', 'ProcBenchEvalConfig', 'ProcBenchBenchmark', 'simulate_response',
-           'ProcBenchSimulatedModel', 'cli_check']
+__all__ = ['answer_instruction', 'render_answer', 'simulate_response', 'ProcBenchSimulatedModel', 'summarize_procbench',
+           'generate_procbench', 'procbench_stream_item', 'cli_check', 'ProcBenchEvalConfig', 'ProcBenchBenchmark']
 
 # %% ../../nbs/24_procbench_benchmark.ipynb #d2b67244
 _TYPE_WORDS = {"str": "a string", "int": "an integer", "list[str]": "a list of strings", "list[int]": "a list of integers"}
@@ -52,6 +51,81 @@ def render_answer(label: dict, style: str = "steps") -> str:
         return f"Intermediate states: {json.dumps(inter)}\nFinal state: {_show(final)}"
     raise ProcBenchError(f"unknown answer style {style!r}: use json, steps or sections")
 
+# %% ../../nbs/24_procbench_benchmark.ipynb #4bbe1328
+def simulate_response(item: dict, error_rate: float, rng: random.Random) -> str:
+    "A teaching stand-in for a model: a correct answer in a random style, one state corrupted with probability `error_rate`."
+    label = json.loads(json.dumps(item["label"]))
+    if rng.random() < error_rate:
+        states = label["intermediate"] + [label["final"]]
+        k = rng.randrange(len(states))
+        s = states[k]
+        states[k] = s + 1 if isinstance(s, int) else (s + ["?"] if isinstance(s, list) else s + "z")
+        label["intermediate"], label["final"] = states[:-1], states[-1]
+    return render_answer(label, rng.choice(["json", "steps", "sections"]))
+
+# %% ../../nbs/24_procbench_benchmark.ipynb #92cfecca
+from .tasks import solve
+
+class ProcBenchSimulatedModel(SimulatedModel):
+    "Answers ProcBench prompts from the question text with the kit's solver, corrupting a state at `error_rate` (not a language model)."
+    label, defaults, probabilities = 'procbench-simulated', {'error_rate': 0.1, 'seed': 0}, ('error_rate',)
+
+    def answer(self, prompt, rng) -> tuple[str, dict]:
+        "The kit's solution of the prompt's question, a state corrupted with probability `error_rate`."
+        text = prompt.messages[-1]['content']
+        if '[Question]' not in text: raise KeyError('a ProcBench [Question]')
+        question = text.split('[Question]', 1)[1].split('\n\n', 1)[0]
+        return simulate_response({'label': solve(prompt.meta['task'], question)}, self.error_rate, rng), {}
+
+    def _complete(self, p, params, i) -> Completion:
+        "The base class's completion; a question the solver refuses is this prompt's failed request, not the end of the run."
+        try: return super()._complete(p, params, i)
+        except ProcBenchError as e: return Completion('', finish_reason='error', meta={'simulated': True}, error=f"{self.label} cannot answer: {e}")
+
+# %% ../../nbs/24_procbench_benchmark.ipynb #30f49a14
+def summarize_procbench(scores: pd.DataFrame, compat: bool = False) -> pd.DataFrame:
+    "The paper's table 2 (PA and SM per bin and overall, with FM and PML) from a table of `score` rows."
+    df = scores
+    if compat: df = df.drop(columns=["pa", "sm", "fm", "pml"]).rename(columns=lambda c: c.removesuffix("_compat"))
+    return table2(df)
+
+# %% ../../nbs/24_procbench_benchmark.ipynb #17ba66d6
+def generate_procbench(out, config=None, limit=None, seed=None, workers=1, progress=None) -> str:
+    "Generate and save a ProcBench data set; a summary to print."
+    cfg = ProcBenchDataConfig.from_yaml(config) if config else ProcBenchDataConfig()
+    t0 = time.perf_counter()
+    items = generate_dataset(cfg, seed=seed, workers=workers, limit=limit)
+    cfg.seed = seed if seed is not None else cfg.seed
+    path = save_dataset(items, out, cfg, limit)
+    per_bin = ", ".join(f"{s}: {sum(it['split'] == s for it in items)}" for s in ("short", "medium", "long"))
+    return f"wrote {len(items)} ProcBench items to {path} in {time.perf_counter() - t0:.1f} s ({per_bin})"
+
+# %% ../../nbs/24_procbench_benchmark.ipynb #0c2cbf6e
+def _other(v):
+    "A value one step off `v`: True/False swapped, an int plus one, a list one longer, a string one letter longer."
+    if isinstance(v, bool): return not v
+    if isinstance(v, int): return v + 1
+    if isinstance(v, list): return v + ['?'] if not v or isinstance(v[0], str) else v + [0]
+    return str(v) + 'z'
+
+def procbench_stream_item(index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
+    "Item `index` of an endless stream: the tasks in turn, a length of the split drawn per item."
+    from l0kit.procbench.dataset import generate_item
+    cfg = config if isinstance(config, ProcBenchDataConfig) else ProcBenchDataConfig.from_dict(config or {})
+    rng, tasks = random.Random(stream_seed(seed, index)), cfg.task_list()
+    lengths = [n for n in range(cfg.min_length, cfg.max_length + 1) if split is None or length_bin(n) == split]
+    if not lengths: raise ConfigError(f"no ProcBench length in {cfg.min_length}..{cfg.max_length} falls in split {split!r}")
+    it = generate_item(tasks[index % len(tasks)], rng.choice(lengths), rng.randrange(2**31), f"stream{seed}", cfg.examples_per_length, cfg.min_length)
+    return it | {'id': f"stream-{index:08d}"}
+
+# %% ../../nbs/24_procbench_benchmark.ipynb #05fa8696
+def cli_check(args) -> int:
+    "`l0kit procbench check FILE`: re-solve every item of a release file and report disagreements."
+    _, report = load_release(args.file)
+    print(f"{report['agree']} of {report['items']} items agree with the kit's solver")
+    for d in report["disagree"][:args.show]: print(terminal_safe(f"  {d['id']} ({d['task']}): {d['why']}"))  # text of a release from elsewhere
+    return 0 if not report["disagree"] else 1
+
 # %% ../../nbs/24_procbench_benchmark.ipynb #f54cfb69
 @dataclass
 class ProcBenchEvalConfig(YamlConfig):
@@ -67,7 +141,7 @@ class ProcBenchEvalConfig(YamlConfig):
 class ProcBenchBenchmark(Benchmark):
     "ProcBench on the kit's benchmark protocol."
     name, paper, Config, default_voters = "procbench", "ProcBench (Fujisawa et al., 2024)", ProcBenchEvalConfig, 1
-    DataConfig = ProcBenchDataConfig
+    DataConfig, Simulated = ProcBenchDataConfig, ProcBenchSimulatedModel  # `simulated:error_rate=0.1,seed=0`
     metrics = {'pa': 'pa', 'sm': 'sm', 'fm': 'fm', 'pml': 'pml'}
     options = {'compat': Option(False, "table 2 with the reference's loose comparisons (5 == '5') instead of typed ones", bool)}
     citation = ("@article{fujisawa2024procbench,\n  title={ProcBench: Benchmark for Multi-Step Reasoning and Following Procedure},\n"
@@ -122,101 +196,31 @@ class ProcBenchBenchmark(Benchmark):
         if not counts: raise DataError(f"{data_dir} has no ProcBench card.json with counts per split; generate one with `l0kit generate --benchmark procbench`")
         return list(counts)
 
-# %% ../../nbs/24_procbench_benchmark.ipynb #30f49a14
-@patch
-def summarize(self: ProcBenchBenchmark, scores: pd.DataFrame, compat: bool = False) -> pd.DataFrame:
-    "The paper's table 2 (PA and SM per bin and overall, with FM and PML) from a table of `score` rows."
-    df = scores
-    if compat: df = df.drop(columns=["pa", "sm", "fm", "pml"]).rename(columns=lambda c: c.removesuffix("_compat"))
-    return table2(df)
+    def summarize(self, scores: pd.DataFrame, compat: bool = False) -> pd.DataFrame:
+        "The paper's table 2 (PA and SM per bin and overall, with FM and PML) from a table of `score` rows."
+        return summarize_procbench(scores, compat)
 
-@patch
-def tables(self: ProcBenchBenchmark, scores: pd.DataFrame, items: dict | None = None, compat: bool = False) -> dict:
-    "The paper's table 2, by name."
-    return {f"Table 2{' (reference loose comparisons)' if compat else ''}": self.summarize(scores, compat)}
+    def tables(self, scores: pd.DataFrame, items: dict | None = None, compat: bool = False) -> dict:
+        "The paper's table 2, by name."
+        return {f"Table 2{' (reference loose comparisons)' if compat else ''}": self.summarize(scores, compat)}
 
-# %% ../../nbs/24_procbench_benchmark.ipynb #4bbe1328
-def simulate_response(item: dict, error_rate: float, rng: random.Random) -> str:
-    "A teaching stand-in for a model: a correct answer in a random style, one state corrupted with probability `error_rate`."
-    label = json.loads(json.dumps(item["label"]))
-    if rng.random() < error_rate:
-        states = label["intermediate"] + [label["final"]]
-        k = rng.randrange(len(states))
-        s = states[k]
-        states[k] = s + 1 if isinstance(s, int) else (s + ["?"] if isinstance(s, list) else s + "z")
-        label["intermediate"], label["final"] = states[:-1], states[-1]
-    return render_answer(label, rng.choice(["json", "steps", "sections"]))
+    def generate(self, out, config=None, limit=None, seed=None, workers=1, progress=None) -> str:
+        "Generate and save a ProcBench data set; a summary to print."
+        return generate_procbench(out, config, limit, seed, workers, progress)
 
-# %% ../../nbs/24_procbench_benchmark.ipynb #92cfecca
-from .tasks import solve
+    def corruptions(self, item: dict) -> list:
+        "The reference with one state changed."
+        states = item['label']['intermediate'] + [item['label']['final']]
+        return [json.dumps({'intermediate': s[:-1], 'final': s[-1]}) for s in
+                ([*states[:k], _other(states[k]), *states[k + 1:]] for k in range(len(states)))]
 
-class ProcBenchSimulatedModel(SimulatedModel):
-    "Answers ProcBench prompts from the question text with the kit's solver, corrupting a state at `error_rate` (not a language model)."
-    label, defaults, probabilities = 'procbench-simulated', {'error_rate': 0.1, 'seed': 0}, ('error_rate',)
+    def stream_item(self, index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
+        "Item `index` of an endless stream: the tasks in turn, a length of the split drawn per item."
+        return procbench_stream_item(index, seed, split, config)
 
-    def answer(self, prompt, rng) -> tuple[str, dict]:
-        "The kit's solution of the prompt's question, a state corrupted with probability `error_rate`."
-        text = prompt.messages[-1]['content']
-        if '[Question]' not in text: raise KeyError('a ProcBench [Question]')
-        question = text.split('[Question]', 1)[1].split('\n\n', 1)[0]
-        return simulate_response({'label': solve(prompt.meta['task'], question)}, self.error_rate, rng), {}
-
-    def _complete(self, p, params, i) -> Completion:
-        "The base class's completion; a question the solver refuses is this prompt's failed request, not the end of the run."
-        try: return super()._complete(p, params, i)
-        except ProcBenchError as e: return Completion('', finish_reason='error', meta={'simulated': True}, error=f"{self.label} cannot answer: {e}")
-
-# %% ../../nbs/24_procbench_benchmark.ipynb #17ba66d6
-@patch
-def generate(self: ProcBenchBenchmark, out, config=None, limit=None, seed=None, workers=1, progress=None) -> str:
-    "Generate and save a ProcBench data set; a summary to print."
-    cfg = ProcBenchDataConfig.from_yaml(config) if config else ProcBenchDataConfig()
-    t0 = time.perf_counter()
-    items = generate_dataset(cfg, seed=seed, workers=workers, limit=limit)
-    cfg.seed = seed if seed is not None else cfg.seed
-    path = save_dataset(items, out, cfg, limit)
-    per_bin = ", ".join(f"{s}: {sum(it['split'] == s for it in items)}" for s in ("short", "medium", "long"))
-    return f"wrote {len(items)} ProcBench items to {path} in {time.perf_counter() - t0:.1f} s ({per_bin})"
-
-# %% ../../nbs/24_procbench_benchmark.ipynb #0c2cbf6e
-ProcBenchBenchmark.Simulated = ProcBenchSimulatedModel  # `simulated:error_rate=0.1,seed=0`
-
-def _other(v):
-    "A value one step off `v`: True/False swapped, an int plus one, a list one longer, a string one letter longer."
-    if isinstance(v, bool): return not v
-    if isinstance(v, int): return v + 1
-    if isinstance(v, list): return v + ['?'] if not v or isinstance(v[0], str) else v + [0]
-    return str(v) + 'z'
-
-@patch
-def corruptions(self: ProcBenchBenchmark, item: dict) -> list:
-    "The reference with one state changed."
-    states = item['label']['intermediate'] + [item['label']['final']]
-    return [json.dumps({'intermediate': s[:-1], 'final': s[-1]}) for s in
-            ([*states[:k], _other(states[k]), *states[k + 1:]] for k in range(len(states)))]
-
-@patch
-def stream_item(self: ProcBenchBenchmark, index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
-    "Item `index` of an endless stream: the tasks in turn, a length of the split drawn per item."
-    from l0kit.procbench.dataset import generate_item
-    cfg = config if isinstance(config, ProcBenchDataConfig) else ProcBenchDataConfig.from_dict(config or {})
-    rng, tasks = random.Random(stream_seed(seed, index)), cfg.task_list()
-    lengths = [n for n in range(cfg.min_length, cfg.max_length + 1) if split is None or length_bin(n) == split]
-    if not lengths: raise ConfigError(f"no ProcBench length in {cfg.min_length}..{cfg.max_length} falls in split {split!r}")
-    it = generate_item(tasks[index % len(tasks)], rng.choice(lengths), rng.randrange(2**31), f"stream{seed}", cfg.examples_per_length, cfg.min_length)
-    return it | {'id': f"stream-{index:08d}"}
-
-def cli_check(args) -> int:
-    "`l0kit procbench check FILE`: re-solve every item of a release file and report disagreements."
-    _, report = load_release(args.file)
-    print(f"{report['agree']} of {report['items']} items agree with the kit's solver")
-    for d in report["disagree"][:args.show]: print(terminal_safe(f"  {d['id']} ({d['task']}): {d['why']}"))  # text of a release from elsewhere
-    return 0 if not report["disagree"] else 1
-
-@patch
-def register_cli(self: ProcBenchBenchmark, subparsers) -> None:
-    "`l0kit procbench check FILE`."
-    c = subparsers.add_parser("check", help="re-solve an authors'-release ProcBench JSONL file and report disagreements")
-    c.add_argument("file", help="the release's JSONL file")
-    c.add_argument("--show", type=int, default=20, help="disagreements to print")
-    c.set_defaults(func=cli_check)
+    def register_cli(self, subparsers) -> None:
+        "`l0kit procbench check FILE`."
+        c = subparsers.add_parser("check", help="re-solve an authors'-release ProcBench JSONL file and report disagreements")
+        c.add_argument("file", help="the release's JSONL file")
+        c.add_argument("--show", type=int, default=20, help="disagreements to print")
+        c.set_defaults(func=cli_check)

@@ -10,7 +10,6 @@ import pandas as pd
 from .stepcount import SEMANTICS_VERSION
 from .dataset import SXDataConfig, SUBSET_TITLES, write_dataset
 from dataclasses import dataclass
-from fastcore.basics import patch
 from ..protocol.benchmark import Benchmark, DataError, FirstError, ItemLayout, Reading, answer_part, stream_seed
 from ..protocol.config import ConfigError, YamlConfig, check_value, open_regular, read_json_file, read_lines, safe_name, shown
 from ..protocol.models import SimulatedModel
@@ -20,7 +19,8 @@ from ..protocol.prompt import Prompt
 __all__ = ['COUNTING_RULES', 'TABLE3_COLUMNS', 'PAPER_TABLE_3', 'PAPER_TABLE_4', 'PAPER_TABLE_1', 'THINK_OFF_PREFIX',
            'MAX_SPLIT_CHARS', 'predict_prompt', 'reasoning_prompt', 'parse_judgements', 'parse_step_answers',
            'score_response', 'summarize_scores', 'composition_accuracy', 'accuracy_by_steps', 'SXDataError',
-           'SXEvalConfig', 'read_sx_card', 'SXBenchmark', 'SXSimulatedModel']
+           'SXEvalConfig', 'read_sx_card', 'sx_layout', 'generate_sx', 'SXSimulatedModel', 'sx_sandboxes',
+           'sx_stream_item', 'SXBenchmark']
 
 # %% ../../nbs/34_sx_benchmark.ipynb #504964ab
 COUNTING_RULES = """`run_steps` starts at 0 just before the call to `main`. It goes up by 1 each time:
@@ -196,11 +196,61 @@ def _split_items(path, limit: int | None) -> list:
         except UnicodeDecodeError: raise SXDataError(f"{where} is not UTF-8 text") from None
     return items
 
+# %% ../../nbs/34_sx_benchmark.ipynb #6f7729db
+def sx_layout(item: dict, presentation: str = 'visible') -> ItemLayout:
+    "The program as the model saw it under `presentation`, one row per pair or call."
+    pred, tests = item['task'] == 'predict', item['tests']
+    hidden = presentation == 'hidden' or pred
+    labels = [f"Pair {k}: main({c['input']}) returns {c['shown_output']}" if pred else f"Call {k}: main({c['input']})" for k, c in enumerate(tests, 1)]
+    target = [('Yes' if c['matches'] else 'No') if pred else str(c['steps']) for c in tests]
+    return ItemLayout(item['program'] if hidden else item['program_visible'], labels, target,
+                      {'task': item['task'], 'composition': item['composition'], 'mean steps': round(float(item['mean_steps']), 1)})
+
+# %% ../../nbs/34_sx_benchmark.ipynb #820350ba
+def generate_sx(out, config=None, limit=None, seed=None, workers=1) -> str:
+    "Generate an SX data set into `out`; table 2 of what was written."
+    cfg = SXDataConfig.from_yaml(config) if config else SXDataConfig()
+    if seed is not None: cfg.seed = seed
+    for s in cfg.subsets:
+        if limit is not None: s.count = min(s.count, limit)
+    cfg.subsets = [s for s in cfg.subsets if s.count > 0]
+    t2 = write_dataset(out, cfg, workers=workers)
+    return f"wrote an SX data set to {out}\n" + t2.to_string(index=False, float_format=lambda v: f"{v:.2f}")
+
+# %% ../../nbs/34_sx_benchmark.ipynb #e050d4c8
+class SXSimulatedModel(SimulatedModel):
+    "Answers SX prompts from the prompt's expected answers, each right with probability `accuracy` (not a language model)."
+    label, defaults, probabilities = 'sx-simulated', {'accuracy': 0.9, 'seed': 0}, ('accuracy',)
+
+    def answer(self, p, rng) -> tuple[str, dict]:
+        "Each expected answer kept with probability `accuracy`, else a judgement flipped or a count off by one or two."
+        truth = p.meta['expected']
+        right = [rng.random() < self.accuracy for _ in truth]
+        if p.meta['task'] == 'predict':
+            lines = [f"Pair {k}: {'Yes' if (t == r) else 'No'}" for k, (t, r) in enumerate(zip(truth, right), 1)]
+        else: lines = [f"Call {k}: {t if r else t + rng.choice((-2, -1, 1, 2))}" for k, (t, r) in enumerate(zip(truth, right), 1)]
+        return "Working through the program.\n" + "\n".join(lines), {'right': right}
+
+# %% ../../nbs/34_sx_benchmark.ipynb #1f80c4e7
+def sx_sandboxes() -> tuple:
+    "The two trusted sandboxes (hash seeds 0 and 1) that count a stream's programs (started on first use; close them when done)."
+    from l0kit.sandbox import Sandbox
+    return tuple(Sandbox(3.0, 512, hash_seed=h, trusted=True) for h in (0, 1))
+
+def sx_stream_item(index: int, sandboxes: tuple, seed: int = 0, split: str | None = None, config=None) -> dict:
+    "Item `index` of an endless stream: a new composite program of the split's subset (the subsets in turn when none), counted in `sandboxes`."
+    import dataclasses
+    from l0kit.sx.dataset import composition_plan, generate_sample
+    cfg = config if isinstance(config, SXDataConfig) else SXDataConfig.from_dict(config or {})
+    cfg = dataclasses.replace(cfg, seed=stream_seed(seed, index))
+    sub = cfg.subset(split or cfg.subsets[index % len(cfg.subsets)].name)
+    return generate_sample(cfg, sub.name, 0, sandboxes, composition_plan(cfg, sub)[0]) | {'id': f"stream-{index:08d}"}
+
 # %% ../../nbs/34_sx_benchmark.ipynb #542ebd0c
 class SXBenchmark(Benchmark):
     "SX-style step counting: Predict (Yes/No per pair) and Easy/Hard step reasoning."
     name, paper, Config, default_voters = 'sx', 'SX-Bench (2025)', SXEvalConfig, 1
-    tool_name, DataConfig = 'sxbench', SXDataConfig
+    tool_name, DataConfig, Simulated = 'sxbench', SXDataConfig, SXSimulatedModel
     metrics = {'sample_accuracy': 'correct'}
     citation = ("@article{yan2025stepwisecodex,\n  title={STEPWISE-CODEX-Bench: Evaluating Complex Multi-Function Comprehension and "
                 "Fine-Grained Execution Reasoning},\n  author={Yan, Kaiwen and Chang, Yuhang and Guo, Zirui and Mou, Yaling and Ming, Jiang "
@@ -250,85 +300,41 @@ class SXBenchmark(Benchmark):
         if item['task'] == 'predict': return '\n'.join(f"Pair {k}: {'Yes' if c['matches'] else 'No'}" for k, c in enumerate(item['tests'], 1))
         return '\n'.join(f"Call {k}: {c['steps']}" for k, c in enumerate(item['tests'], 1))
 
-# %% ../../nbs/34_sx_benchmark.ipynb #6f7729db
-@patch
-def layout(self: SXBenchmark, item: dict) -> ItemLayout:
-    "The program as the model saw it, one row per pair or call."
-    pred, tests = item['task'] == 'predict', item['tests']
-    hidden = self.config.presentation == 'hidden' or pred
-    labels = [f"Pair {k}: main({c['input']}) returns {c['shown_output']}" if pred else f"Call {k}: main({c['input']})" for k, c in enumerate(tests, 1)]
-    target = [('Yes' if c['matches'] else 'No') if pred else str(c['steps']) for c in tests]
-    return ItemLayout(item['program'] if hidden else item['program_visible'], labels, target,
-                      {'task': item['task'], 'composition': item['composition'], 'mean steps': round(float(item['mean_steps']), 1)})
+    def layout(self, item: dict) -> ItemLayout:
+        "The program as the model saw it, one row per pair or call."
+        return sx_layout(item, self.config.presentation)
 
-@patch
-def splits(self: SXBenchmark, data_dir) -> list:
-    "The subsets of an SX data folder (its `card.json`)."
-    return list(read_sx_card(data_dir)['splits'])
+    def splits(self, data_dir) -> list:
+        "The subsets of an SX data folder (its `card.json`)."
+        return list(read_sx_card(data_dir)['splits'])
 
-@patch
-def tables(self: SXBenchmark, scores: pd.DataFrame, items: dict | None = None) -> dict:
-    "Table 3 (sample accuracy per subset) and figure 4's accuracy per composition paradigm."
-    return {'Table 3 (sample accuracy, %)': summarize_scores(scores), 'Figure 4: accuracy per composition (%)': composition_accuracy(scores)}
+    def tables(self, scores: pd.DataFrame, items: dict | None = None) -> dict:
+        "Table 3 (sample accuracy per subset) and figure 4's accuracy per composition paradigm."
+        return {'Table 3 (sample accuracy, %)': summarize_scores(scores), 'Figure 4: accuracy per composition (%)': composition_accuracy(scores)}
 
-@patch
-def response_problem(self: SXBenchmark, item: dict, response: str) -> str | None:
-    "Why a response holds no usable answer (the runner counts these), or None."
-    got = self.read(item, response).answer
-    if got is None: return 'no final answers'
-    return 'some answers missing' if any(g is None for g in got) else None
+    def response_problem(self, item: dict, response: str) -> str | None:
+        "Why a response holds no usable answer (the runner counts these), or None."
+        got = self.read(item, response).answer
+        if got is None: return 'no final answers'
+        return 'some answers missing' if any(g is None for g in got) else None
 
-# %% ../../nbs/34_sx_benchmark.ipynb #820350ba
-@patch
-def generate(self: SXBenchmark, out, config=None, limit=None, seed=None, workers=1, progress=None) -> str:
-    "Generate an SX data set into `out`; table 2 of what was written."
-    cfg = SXDataConfig.from_yaml(config) if config else SXDataConfig()
-    if seed is not None: cfg.seed = seed
-    for s in cfg.subsets:
-        if limit is not None: s.count = min(s.count, limit)
-    cfg.subsets = [s for s in cfg.subsets if s.count > 0]
-    t2 = write_dataset(out, cfg, workers=workers)
-    return f"wrote an SX data set to {out}\n" + t2.to_string(index=False, float_format=lambda v: f"{v:.2f}")
+    def generate(self, out, config=None, limit=None, seed=None, workers=1, progress=None) -> str:
+        "Generate an SX data set into `out`; table 2 of what was written."
+        return generate_sx(out, config, limit, seed, workers)
 
-# %% ../../nbs/34_sx_benchmark.ipynb #e050d4c8
-class SXSimulatedModel(SimulatedModel):
-    "Answers SX prompts from the prompt's expected answers, each right with probability `accuracy` (not a language model)."
-    label, defaults, probabilities = 'sx-simulated', {'accuracy': 0.9, 'seed': 0}, ('accuracy',)
+    def corruptions(self, item: dict) -> list:
+        "The reference with one pair's judgement flipped or one call's count off by one."
+        key = 'matches' if item['task'] == 'predict' else 'steps'
+        flip = lambda v: (not v) if isinstance(v, bool) else v + 1
+        return [self.reference({**item, 'tests': [{**c, key: flip(c[key])} if j == k else c for j, c in enumerate(item['tests'])]})
+                for k in range(len(item['tests']))]
 
-    def answer(self, p, rng) -> tuple[str, dict]:
-        "Each expected answer kept with probability `accuracy`, else a judgement flipped or a count off by one or two."
-        truth = p.meta['expected']
-        right = [rng.random() < self.accuracy for _ in truth]
-        if p.meta['task'] == 'predict':
-            lines = [f"Pair {k}: {'Yes' if (t == r) else 'No'}" for k, (t, r) in enumerate(zip(truth, right), 1)]
-        else: lines = [f"Call {k}: {t if r else t + rng.choice((-2, -1, 1, 2))}" for k, (t, r) in enumerate(zip(truth, right), 1)]
-        return "Working through the program.\n" + "\n".join(lines), {'right': right}
+    def stream_item(self, index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
+        "Item `index` of an endless stream: a new composite program of the split's subset (the subsets in turn when none)."
+        if getattr(self, '_sandboxes', None) is None: self._sandboxes = sx_sandboxes()
+        return sx_stream_item(index, self._sandboxes, seed, split, config)
 
-# %% ../../nbs/34_sx_benchmark.ipynb #1f80c4e7
-SXBenchmark.Simulated = SXSimulatedModel
-
-@patch
-def corruptions(self: SXBenchmark, item: dict) -> list:
-    "The reference with one pair's judgement flipped or one call's count off by one."
-    key = 'matches' if item['task'] == 'predict' else 'steps'
-    flip = lambda v: (not v) if isinstance(v, bool) else v + 1
-    return [self.reference({**item, 'tests': [{**c, key: flip(c[key])} if j == k else c for j, c in enumerate(item['tests'])]})
-            for k in range(len(item['tests']))]
-
-@patch
-def stream_item(self: SXBenchmark, index: int, seed: int = 0, split: str | None = None, config=None) -> dict:
-    "Item `index` of an endless stream: a new composite program of the split's subset (the subsets in turn when none)."
-    import dataclasses
-    from l0kit.sx.dataset import composition_plan, generate_sample
-    from l0kit.sandbox import Sandbox
-    cfg = config if isinstance(config, SXDataConfig) else SXDataConfig.from_dict(config or {})
-    cfg = dataclasses.replace(cfg, seed=stream_seed(seed, index))
-    sub = cfg.subset(split or cfg.subsets[index % len(cfg.subsets)].name)
-    if getattr(self, '_sandboxes', None) is None: self._sandboxes = tuple(Sandbox(3.0, 512, hash_seed=h, trusted=True) for h in (0, 1))
-    return generate_sample(cfg, sub.name, 0, self._sandboxes, composition_plan(cfg, sub)[0]) | {'id': f"stream-{index:08d}"}
-
-@patch
-def close(self: SXBenchmark):
-    "Close the sandboxes a stream opened."
-    for sb in getattr(self, '_sandboxes', None) or (): sb.close()
-    self._sandboxes = None
+    def close(self):
+        "Close the sandboxes a stream opened."
+        for sb in getattr(self, '_sandboxes', None) or (): sb.close()
+        self._sandboxes = None
