@@ -272,7 +272,7 @@ def test_inspect_log_carries_the_thinking(data, tmp_path):
 
 def test_huge_thinking_is_cut_before_the_answer():
     from l0kit.runs.format import MAX_RECORD_BYTES, Record, record_from_dict
-    line = Record('a', 0, 'L2,x:1', reasoning='é' * MAX_RECORD_BYTES).to_json()  # 2 x the bound in UTF-8 bytes
+    line = Record(id='a', voter=0, response='L2,x:1', reasoning='é' * MAX_RECORD_BYTES).to_json()  # 2 x the bound in UTF-8 bytes
     assert len(line.encode()) <= MAX_RECORD_BYTES
     r = record_from_dict(json.loads(line))
     assert r.response == 'L2,x:1' and r.finish_reason == 'length' and 0 < len(r.reasoning) < MAX_RECORD_BYTES // 2 and set(r.reasoning) == {'é'}

@@ -209,13 +209,11 @@ class CoreSimulatedModel(SimulatedModel):
     probabilities = ('output_accuracy', 'probe_accuracy', 'amend_accuracy')
 
     def answer(self, prompt, rng) -> tuple[str, dict]:
-        "A right answer with the item kind's probability (an RHDA amendment: `amend_accuracy`), else a plausible wrong value, in the method's format; a probe's predicted output (RHDA, output feedback) right with `output_accuracy` (an amendment: `amend_accuracy`)."
+        "A right answer with the item kind's probability (an RHDA amendment, a later turn: `amend_accuracy`), else a plausible wrong value, in the method's format; a probe's predicted output (RHDA, output feedback) right with `output_accuracy` (an amendment: `amend_accuracy`)."
         meta = prompt.meta
         if 'expected' not in meta: raise KeyError('expected')
-        turn = int(meta.get('turn', 1))
-        if turn > 1:   # an amendment: a draw of its own, apart from the hypothesis's
-            rng = random.Random(f"{rng.random()}:{turn}")
-            correct = rng.random() < self.amend_accuracy
+        turn = int(prompt.pair.get('turn', 1))  # the runner's turn; `rng` is already that turn's own draw (`turn_seed`)
+        if turn > 1: correct = rng.random() < self.amend_accuracy  # an amendment
         else: correct = rng.random() < (self.output_accuracy if meta['kind'] == 'io' else self.probe_accuracy)
         if meta.get('feedback') != 'outputs': return simulate_core_response(meta, correct, rng), {'correct': correct, 'turn': turn}
         output_right = rng.random() < (self.amend_accuracy if turn > 1 else self.output_accuracy)  # the probe's predicted output: a draw of its own

@@ -27,9 +27,9 @@ RUN_FORMAT = 2  # version of run.json and of the record schema
 MAX_RECORD_BYTES = MAX_LINE_CHARS  # the longest line of responses.jsonl, in bytes: the bound the reader applies and every writer keeps
 
 # %% ../../nbs/05_runs.ipynb #d7cb4a47
-@dataclass
+@dataclass(kw_only=True)
 class Record:
-    "One voter's attempt at one item: a line of `responses.jsonl`."
+    "One voter's attempt at one item: a line of `responses.jsonl` (built by keyword only)."
     id: str  # the item id
     voter: int  # the voter number, 0-based
     response: str | None = None  # the model's text (None when the request failed)
@@ -69,7 +69,7 @@ class Record:
             over = _size(r._line()) - MAX_RECORD_BYTES
             if over > 0 and getattr(r, k): setattr(r, k, _cut(getattr(r, k), _size(json.dumps(getattr(r, k), ensure_ascii=False)) - 2 - over))
         if _fits(r._line()): return r
-        return Record(self.id, self.voter, None, self.split, self.prompt_hash, self.item_hash, error=f"the record of this answer is longer "
+        return Record(id=self.id, voter=self.voter, split=self.split, prompt_hash=self.prompt_hash, item_hash=self.item_hash, error=f"the record of this answer is longer "
                       f"than {MAX_RECORD_BYTES:,} bytes even without its text (its meta); not kept", finish_reason='error')
 
 _FIELDS = tuple(f.name for f in fields(Record))  # `asdict` deep-copies: too slow for a million lines
