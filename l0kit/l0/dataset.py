@@ -33,6 +33,7 @@ class SplitSpec:
         safe_name(self.name, 'split name')  # it becomes a file name under the output folder
         for n in ('min_steps', 'max_steps', 'count'): check_value('SplitSpec', n, getattr(self, n), int, minimum=0)
 
+# %% ../../nbs/13_l0_dataset.ipynb #972b8453
 @dataclass
 class L0DataConfig(YamlConfig):
     "Everything a data set is a function of (with the kit version)."
@@ -112,6 +113,7 @@ def make_candidate(cfg: L0DataConfig, gen: ProgramGenerator, seed: int, index: i
                     test_input=inputs, target=target, steps=len(target))
     return None
 
+# %% ../../nbs/13_l0_dataset.ipynb #fdf58704
 def make_demonstrations(cfg: L0DataConfig, cand: dict, seed: int) -> list[dict] | None:
     "`num_demonstrations` distinct valid inputs for a candidate's program, or None if the budget runs out."
     n = cfg.gen.num_demonstrations
@@ -159,6 +161,7 @@ def _loop_iterations(prev: list, w) -> int | None:
     if not (isinstance(step, int) and isinstance(bound, int)) or step <= 0 or bound % step: return None
     return bound // step
 
+# %% ../../nbs/13_l0_dataset.ipynb #8cd37206
 def step_bounds(program: str) -> tuple[float, float]:
     "Lower and upper bounds on the trace length of any run of `program`, from its text."
     def walk(body):
@@ -257,6 +260,7 @@ def step_stats(steps: list[int]) -> dict:
     return dict(n=len(steps), mean=round(statistics.fmean(steps), 2), std=round(statistics.pstdev(steps), 2),
                 min=min(steps), median=statistics.median(steps), max=max(steps))
 
+# %% ../../nbs/13_l0_dataset.ipynb #c0949091
 def dataset_card(cfg: L0DataConfig, seed: int, items: dict, scan: dict, elapsed_s: float) -> dict:
     "Metadata recorded next to a data set."
     return dict(format='l0kit-l0/1', kit_version=l0kit.__version__, name=cfg.name, seed=seed, config=cfg.to_dict(),
@@ -272,6 +276,7 @@ class DatasetError(FileNotFoundError, DataError):
 
 MAX_SPLIT_TRACE_CHARS = 2**28   # characters of demonstration traces one `load_split` holds
 
+# %% ../../nbs/13_l0_dataset.ipynb #e0602771
 def save_dataset(items: dict, card: dict, out_dir) -> Path:
     "Write `card.json` and one `<split>.jsonl` per split."
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
@@ -285,6 +290,7 @@ def save_dataset(items: dict, card: dict, out_dir) -> Path:
     (out / 'card.json').write_text(json.dumps(card, indent=1) + '\n')
     return out
 
+# %% ../../nbs/13_l0_dataset.ipynb #3e55e615
 def load_card(data_dir) -> dict:
     "The card of a data set directory."
     p = Path(data_dir) / 'card.json'
@@ -298,6 +304,7 @@ def load_card(data_dir) -> dict:
         raise DatasetError(f"{p} has no generator settings (config.gen): the loader needs them to check the set's programs and inputs")
     return card
 
+# %% ../../nbs/13_l0_dataset.ipynb #c2bb6c31
 def _split_file(data_dir, split) -> Path | None:
     safe_name(split, 'split')  # a split name from a card or a command line stays in the data folder
     for suffix in ('.jsonl.gz', '.jsonl'):
@@ -308,6 +315,7 @@ def available_splits(data_dir) -> list[str]:
     "Names of the splits stored in a data set directory."
     return [s for s in load_card(data_dir)['counts'] if _split_file(data_dir, s)]
 
+# %% ../../nbs/13_l0_dataset.ipynb #3607dac2
 def _records(p: Path):
     "The records of a split file, one JSON object a line."
     try:
@@ -346,6 +354,7 @@ def load_split(data_dir, split: str, with_traces: bool = True, limit: int | None
         out.append(rec)
     return out
 
+# %% ../../nbs/13_l0_dataset.ipynb #619b2a90
 def load_dataset(data_dir, with_traces: bool = False, grammar: GenConfig | None = None) -> dict[str, list[dict]]:
     "All splits of a data set directory."
     return {s: load_split(data_dir, s, with_traces, grammar=grammar) for s in available_splits(data_dir)}
