@@ -37,6 +37,7 @@ def to_state(value, typ: str):
         return None if any(v is None for v in items) else items
     raise ValueError(f"unknown state type {typ!r}")
 
+# %% ../../nbs/22_procbench_parser.ipynb #33156439
 _JSON_WORDS = {"true": "True", "false": "False", "null": "None"}
 
 _JSON_WORD, _NAME = re.compile(r"\b(true|false|null)\b"), re.compile(r"(?<![\w.])[A-Za-z_]\w*")
@@ -53,6 +54,7 @@ def _literal(text: str):
     try: return ast.literal_eval(_JSON_WORD.sub(lambda m: _JSON_WORDS[m.group()], text))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError): raise ValueError(text[:80]) from None
 
+# %% ../../nbs/22_procbench_parser.ipynb #e190e49a
 @lru_cache(maxsize=None)
 def _bracket_tokens(open_: str, close: str, quotes: bool) -> re.Pattern:
     "A double-quoted string (it ends at the first quote not after a backslash), a lone quote, a run of `open_` or of `close`."
@@ -74,9 +76,9 @@ def _balanced(text: str, open_: str, close: str, quotes: bool = True) -> list[st
             depth = max(0, depth - len(run))
     return spans
 
+# %% ../../nbs/22_procbench_parser.ipynb #b79de722
 _LEADING_MARKUP, _TRAILING_MARKUP = re.compile(r"[\s*_`>]*"), re.compile(r"[\s*_`]*")
 
-# %% ../../nbs/22_procbench_parser.ipynb #b79de722
 def _strip_markup(text: str) -> str:
     "`text` without leading whitespace and `*_`>` and trailing whitespace and `*_``."
     text = text[_LEADING_MARKUP.match(text).end():]
@@ -207,6 +209,7 @@ _STEP = re.compile(r"(?im)^\s*(?:[-*\u2022]\s*)?(?:\*\*)?(?:step\s*(\d+)|(\d+)\s
 
 _BULLET = re.compile(r"(?m)^[^\S\n]*[-*\u2022]\s+(.*)$")   # leading blanks of one line only (see _TOTAL)
 
+# %% ../../nbs/22_procbench_parser.ipynb #68c5c33c
 def _next_line(text: str, pos: int) -> str:
     for line in text[pos:].splitlines():
         if line.strip() and not line.strip().startswith("```"): return line
@@ -226,6 +229,7 @@ def _total_hits(text: str) -> list[tuple]:
         end = m.end()
     return hits
 
+# %% ../../nbs/22_procbench_parser.ipynb #9252cb34
 def _final_text(text: str, task: Task) -> tuple[str, int] | None:
     "The text of the last final phrase and where the phrase starts."
     hits = [(m.start(), m.group(1), m.end()) for m in _FINAL.finditer(text)]
@@ -254,6 +258,7 @@ def _intermediate_label(text: str) -> int | None:
                 if seen[b]: return seen[b].end()
     return None
 
+# %% ../../nbs/22_procbench_parser.ipynb #aa262af5
 _INITIAL = re.compile(r"(?i)\W*initial(?:\s+(?:state|string|value|array|list))?\W*(?:[:=]|$)")
 
 def _step_line(line: str):
@@ -282,13 +287,14 @@ def _step_texts(text: str) -> list[str]:
         out.append(content)
     return out
 
+# %% ../../nbs/22_procbench_parser.ipynb #77957204
 def _read(task: Task, text: str, final: bool = False):
     typ = task.final_type if final else task.intermediate_type
     return read_state(text, typ, sentence=task.name in _SENTENCE_TASKS)
 
+# %% ../../nbs/22_procbench_parser.ipynb #1365efbf
 def _word_char(c: str) -> bool: return c.isalnum() or c == "_"
 
-# %% ../../nbs/22_procbench_parser.ipynb #1365efbf
 def _mentions(task: Task, text: str, final) -> bool:
     "For tasks whose final state has its own type: does this step line state the final result (e.g. 'maay matches')?"
     if task.final_type == task.intermediate_type: return False
