@@ -22,6 +22,7 @@ def organisms_dir() -> Path:
     from l0kit.backends.hf import cache_dir
     return Path(os.environ.get('L0KIT_ORGANISMS') or cache_dir() / 'organisms')
 
+# %% ../../nbs/72_organism_train.ipynb #3043916a
 def default_out(cfg: TrainConfig) -> Path: return organisms_dir() / f"organism-{cfg.name}-s{cfg.seed}"
 
 # %% ../../nbs/72_organism_train.ipynb #c7282e4e
@@ -38,6 +39,7 @@ def machine() -> dict:
 _ARCH_WORDS = {'llama': 'Llama architecture', 'lfm2': 'LFM2 architecture: short convolutions and attention in turn'}
 _OPT_WORDS = {'adamw': 'AdamW', 'muon': 'Muon (AdamW on embeddings and norms)'}
 
+# %% ../../nbs/72_organism_train.ipynb #6416887a
 def _by_rung(counts: dict) -> dict:
     "Counts by target steps (the card's `trained_on` keys) summed by ladder rung, shortest first."
     out = {}
@@ -56,6 +58,7 @@ def trained_on_lines(card: dict) -> list[str]:
             f"- example lengths in tokens: {tokens or 'none'}; the longest {r['longest_example_tokens']:,}",
             f"- the longest trace trained on has {r['longest_target_steps']} steps: test traces longer than that measure length extrapolation"]
 
+# %% ../../nbs/72_organism_train.ipynb #081e03e2
 def model_card(card: dict) -> str:
     "The README.md of a saved organism: what it is, what it was trained on, how long, where, and how to evaluate it."
     c, m = card['config'], card['machine']
@@ -91,6 +94,7 @@ def model_card(card: dict) -> str:
         "```",
         "The full configuration and the loss curve are in `train_card.json`.", ""])
 
+# %% ../../nbs/72_organism_train.ipynb #8c36eb63
 def save_organism(model, tok, card: dict, out: Path):
     "Write model, tokenizer, `train_card.json` and README.md into `out` atomically (a half-written folder never has the final name); only an empty folder or an organism of the kit's is replaced whole."
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -110,6 +114,7 @@ def save_organism(model, tok, card: dict, out: Path):
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True); raise
 
+# %% ../../nbs/72_organism_train.ipynb #559d877b
 ORGANISM_FILES = re.compile(r'(?:config|generation_config|tokenizer|tokenizer_config|special_tokens_map|added_tokens|train_card)\.json'
                             r'|model(?:-\d{5}-of-\d{5})?\.safetensors(?:\.index\.json)?|README\.md|chat_template\.jinja')  # what `save_organism` writes
 
@@ -122,6 +127,7 @@ def is_organism(path) -> bool:
     if not (isinstance(card, dict) and isinstance(card.get('config'), dict) and isinstance(card.get('name'), str)): return False
     with os.scandir(p) as it: return all(e.is_file(follow_symlinks=False) and ORGANISM_FILES.fullmatch(e.name) for e in it)
 
+# %% ../../nbs/72_organism_train.ipynb #40ea8cad
 def replaceable(path) -> bool:
     "Whether the kit may delete the folder `path` to put a model there: an empty folder, or one of its own organisms (`is_organism`)."
     p = Path(path)
@@ -130,6 +136,7 @@ def replaceable(path) -> bool:
         if next(it, None) is None: return True
     return is_organism(p)
 
+# %% ../../nbs/72_organism_train.ipynb #7705d81b
 def load_card(path) -> dict:
     "The training card of a saved organism (read bounded, from a regular file; `ConfigError` when it is not a card)."
     p = Path(path).expanduser() / 'train_card.json'
@@ -157,6 +164,7 @@ def train(cfg: TrainConfig, out=None, progress: bool = True, force: bool = False
     if is_organism(checkpoint_path(out)): shutil.rmtree(checkpoint_path(out))  # the kit's own checkpoint only
     return card | {'path': str(out)}
 
+# %% ../../nbs/72_organism_train.ipynb #7deea4bb
 def check_out(out: Path, force: bool = False):
     "`ConfigError` unless the kit may save a model in `out`: a new or empty folder, or (with `force`) an organism of its own or a folder of the user's."
     if os.path.islink(out) or (os.path.lexists(out) and not out.is_dir()): raise ConfigError(f"--out {out} is a link or a file, not a folder; name a new folder")
@@ -167,6 +175,7 @@ def check_out(out: Path, force: bool = False):
         raise ConfigError(f"--out {out} holds files that are not a model the kit trained (e.g. {first!r}); name a new or empty folder, "
                           "or pass --force to write the model's files into it (nothing else in it is removed)")
 
+# %% ../../nbs/72_organism_train.ipynb #73312c4b
 def _checkpoints(out: Path, every: int, keep: bool) -> list:
     "The folders a training run writes checkpoints to: `OUT.checkpoint`, or the `OUT.stepN` already there (kept checkpoints)."
     if not every: return []
@@ -174,6 +183,7 @@ def _checkpoints(out: Path, every: int, keep: bool) -> list:
     step = re.compile(re.escape(out.name) + r'\.step\d+')
     return [p for p in out.parent.iterdir() if step.fullmatch(p.name)] if out.parent.is_dir() else []
 
+# %% ../../nbs/72_organism_train.ipynb #59bd4261
 MAX_TRAIN_PARAMETERS = 2_000_000_000  # a CPU trainer of small models: a config past this (or past the machine's memory) is refused
 
 def check_machine(cfg: TrainConfig):
@@ -188,12 +198,15 @@ def check_machine(cfg: TrainConfig):
     if 16 * params > memory:  # weights, gradients and two optimiser moments in float32
         raise ConfigError(f"the config's model has about {params:,} parameters: training it needs about {16 * params / 2**30:.1f} GiB, more than this machine's {memory / 2**30:.1f} GiB")
 
+# %% ../../nbs/72_organism_train.ipynb #aeaf8701
 def approx_parameters(cfg: TrainConfig) -> int:
     "About how many parameters `make_model` builds for `cfg` (embeddings, attention and MLP of every layer), without building it."
     return 2 * 1024 * cfg.hidden_size + cfg.layers * (4 * cfg.hidden_size ** 2 + 3 * cfg.hidden_size * cfg.intermediate_size)
 
+# %% ../../nbs/72_organism_train.ipynb #8fb3ba88
 def checkpoint_path(out: Path) -> Path: return out.with_name(out.name + '.checkpoint')
 
+# %% ../../nbs/72_organism_train.ipynb #147f8781
 def _train_here(cfg: TrainConfig, out: Path, *args, rank: int = 0, **kwargs) -> dict:
     "Train in this process (rank 0 of one, or one worker of several) with the config's threads and deterministic algorithms; rank 0 saves."
     import torch
@@ -214,10 +227,12 @@ def _card(cfg, model, step, programs, tokens, answer_tokens, steps_seen, losses,
             'mean_target_steps': round(sum(steps_seen) / len(steps_seen), 2), 'trained_on': lengths, 'final_loss': round(sum(losses[-20:]) / len(losses[-20:]), 4),
             'loss_curve': curve, 'seconds': round(seconds, 1), 'tokens_per_second': round(tokens / seconds, 1), 'machine': machine()}
 
+# %% ../../nbs/72_organism_train.ipynb #46cfb679
 def _learned(example) -> int:
     "Tokens an example's loss is taken on: labels other than -100 after the first (a causal LM predicts token i from the ones before it)."
     return sum(t != -100 for t in example[1][1:])
 
+# %% ../../nbs/72_organism_train.ipynb #694fd695
 def _sum_gradients(model, extra: list) -> list:
     "Sum every gradient and the numbers `extra` over the workers (one gloo call on a flat buffer); the summed `extra`."
     import torch, torch.distributed as dist
@@ -228,6 +243,7 @@ def _sum_gradients(model, extra: list) -> list:
     for p in params: p.grad.copy_(flat[at:at + p.numel()].view_as(p.grad)); at += p.numel()
     return flat[at:].tolist()
 
+# %% ../../nbs/72_organism_train.ipynb #45527f81
 def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, checkpoint_every: int = 0, keep_checkpoints: bool = False,
                 rank: int = 0):
     "The optimisation: the model, its tokenizer and the card. Worker `rank` of `cfg.workers` reads its share of every batch sorted by length."
@@ -289,6 +305,7 @@ def _worker_main(rendezvous: str, rank: int):
     finally: dist.destroy_process_group()
     if rank == 0: Path(rendezvous, 'card.json').write_text(json.dumps(card))
 
+# %% ../../nbs/72_organism_train.ipynb #0f5bdd4e
 # the first statement of a worker, before any import: when the caller dies (even killed outright) its pipe closes, and the worker ends
 # (a raw read of file descriptor 0: a daemon thread blocked in `sys.stdin` holds its lock, and the interpreter aborts at exit)
 _WORKER = ("import os, sys, threading; threading.Thread(target=lambda: (os.read(0, 1), os._exit(1)), daemon=True).start(); "
@@ -299,6 +316,7 @@ def _relay(stream, to):
     for chunk in iter(lambda: os.read(stream.fileno(), 4096), b''):
         to.write(chunk.decode(errors='replace')); to.flush()
 
+# %% ../../nbs/72_organism_train.ipynb #ad48a6ba
 def _train_workers(cfg: TrainConfig, out: Path, progress: bool, log_every: int, checkpoint_every: int, keep_checkpoints: bool) -> dict:
     "Train with `cfg.workers` processes of `threads // workers` threads each; all are stopped when one fails, on an interrupt, or when the caller dies."
     import subprocess, threading
