@@ -46,11 +46,13 @@ def token_accuracy(model_dir, items: list, setup: str = 'default', shots: int = 
             right, total = counts.get(k, (0, 0)); counts[k] = (right + ok, total + 1)
     return counts
 
+# %% ../../nbs/73_organism_probes.ipynb #7dd8f276
 def greedy_right(model_dir, items: list, setup: str = 'default', shots: int = 4, threads: int = 2) -> list[bool]:
     "For each item, whether its test trace and end are the model's greedy choice token by token (one teacher-forced forward pass)."
     tok, model = _load(model_dir, threads)
     return [all(ok for _, ok in _read_test_trace(model, tok, it, setup, shots)) for it in items]
 
+# %% ../../nbs/73_organism_probes.ipynb #01c3b72c
 def skills_over_training(out, items: list, setup: str = 'default', shots: int = 4, threads: int = 2):
     "One row per kept checkpoint `OUT.stepN` and the final `OUT`: token accuracy by kind (%) and whole traces right teacher-forced (%)."
     import pandas as pd
@@ -73,6 +75,7 @@ def organism_rows(items: list, setup: str = 'default', shots: int = 4) -> list[d
     from l0kit.bridges.rl import rl_rows
     return rl_rows(l0_benchmark(setup, shots), items)
 
+# %% ../../nbs/73_organism_probes.ipynb #cb100720
 def mean_reward(model_dir, rows: list, mode: str = 'partial', threads: int = 2) -> float:
     "The mean reward (`reward_function(mode)`) of the model's greedy answers to RL rows, through the `hf:` backend."
     from l0kit.bridges.rl import reward_function
@@ -84,6 +87,7 @@ def mean_reward(model_dir, rows: list, mode: str = 'partial', threads: int = 2) 
     texts = [o[0].text for o in outs]
     return sum(reward(texts, [r['data_source'] for r in rows], [r['reward_model'] for r in rows], [r['extra_info'] for r in rows])) / len(rows)
 
+# %% ../../nbs/73_organism_probes.ipynb #1707c92f
 def grpo_organism(model_dir, rows: list, out, steps: int = 10, generations: int = 8, batch: int = 8, lr: float = 1e-5,
                   max_completion_length: int = 256, seed: int = 0, threads: int = 2) -> Path:
     "A few GRPO steps of TRL on an organism with the kit's partial-credit reward; the tuned model saved to `out`."
