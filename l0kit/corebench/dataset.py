@@ -27,6 +27,7 @@ class CoreConfigError(ConfigError):
 
 METHODS = ('io', 'cot', 'coc', 'rhda1', 'rhda2')  # table 1's prompting methods (rhda1, rhda2: RHDA-1 and RHDA-2, several turns)
 
+# %% ../../nbs/42_core_data.ipynb #529ebdc4
 @dataclass
 class CoreDataConfig(YamlConfig):
     "Settings of building a CoRE-style set (paper defaults); the prompting method is `CoreEvalConfig`'s."
@@ -51,6 +52,7 @@ class CoreDataError(DataError):
 
 MAX_CORE_FILE_BYTES = 64 * 2**20  # one published file or built split (the release's files: a few MB each)
 
+# %% ../../nbs/42_core_data.ipynb #33890ea4
 def _read_records(path) -> list:
     "The records of a JSON list, a JSON object holding them, or a JSON-lines file, read within the kit's bounds."
     try: text = read_bounded(path, MAX_CORE_FILE_BYTES, str(path)).decode('utf-8')
@@ -105,6 +107,7 @@ def _usable(records: list, required: tuple, path, strict: bool) -> list[dict]:
         warnings.warn(msg)
     return out
 
+# %% ../../nbs/42_core_data.ipynb #669d777a
 def load_core_io(path, strict: bool = False) -> list[dict]:
     "The records of CoRE's `core_io.json`, every field kept, plus `problem_id` and `func_name`."
     out = []
@@ -117,6 +120,7 @@ def load_core_io(path, strict: bool = False) -> list[dict]:
         out.append(r)
     return out
 
+# %% ../../nbs/42_core_data.ipynb #3bd8413e
 def _dimensions(text) -> list[str]:
     "`'Boundary + State'` -> `['State', 'Boundary']` (in DIMENSIONS order; 'Logical' counts as Logic)."
     words = {w.lower() for w in re.findall(r"[A-Za-z]+", str(text or ''))}
@@ -162,6 +166,7 @@ def load_problem_set(path=None # a problems.yaml; the kit's own set by default
             raise CoreDataError(f"{path}: problem {shown(p['id'])}: an implementation needs func_name and code (text)")
     return probs
 
+# %% ../../nbs/42_core_data.ipynb #84a97899
 @lru_cache(maxsize=1)
 def _own_problems() -> frozenset:
     "The kit's own problems, each as canonical JSON."
@@ -172,6 +177,7 @@ def problem_tracer(problems: list[dict]):
     own = _own_problems()
     return trace_in_process if all(json.dumps(p, sort_keys=True, default=repr) in own for p in problems) else trace_call
 
+# %% ../../nbs/42_core_data.ipynb #c44445f6
 def validate_problem(problem: dict, tracer=None) -> list[str]:
     "Run every implementation on every test; return the outputs (reprs) if all agree, else raise CoreDataError."
     tracer, ref = tracer or problem_tracer([problem]), None
@@ -195,6 +201,7 @@ class CoreBuild:
     stats: dict
     meta: dict   # config, seed, kit version: everything needed to rebuild
 
+# %% ../../nbs/42_core_data.ipynb #3888ffe5
 def _impl_items(p, kept, tests, outputs, split) -> list[dict]:
     out = []
     for k in kept:
@@ -205,6 +212,7 @@ def _impl_items(p, kept, tests, outputs, split) -> list[dict]:
                             source_code=impl['code'], input=p['tests'][j], output=outputs[j]))
     return out
 
+# %% ../../nbs/42_core_data.ipynb #72bab480
 def _probe_items(p, kept, tests, cfg: CoreDataConfig, split, tracer) -> list[dict]:
     per_impl = []
     for k in kept:
@@ -270,6 +278,7 @@ def write_core_set(build: CoreBuild, out_dir) -> Path:
     (out / 'card.json').write_text(json.dumps({'benchmark': 'core', 'splits': [build.meta['split']], 'stats': build.stats, **build.meta}, indent=1, sort_keys=True), encoding='utf-8')
     return path
 
+# %% ../../nbs/42_core_data.ipynb #9e2d3a60
 def read_core_items(data_dir, split: str = 'test', limit: int | None = None) -> list[dict]:
     "The items of a set written by `write_core_set`."
     path = Path(data_dir) / f"{safe_name(split, 'split')}.jsonl"  # a split name from outside stays in the folder
