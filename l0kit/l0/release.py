@@ -20,6 +20,7 @@ __all__ = ['MAX_ID_FILE_BYTES', 'MAX_IDS', 'ReleaseFormatError', 'load_id_list',
 class ReleaseFormatError(DatasetError):
     "A release directory or file that is missing, unsafe or malformed."
 
+# %% ../../nbs/13a_l0_release.ipynb #44e353dd
 class _NoGlobals(pickle.Unpickler):
     def find_class(self, module, name):
         raise ReleaseFormatError(f"refusing to unpickle {module}.{name}: split files may only hold lists of strings")
@@ -55,6 +56,7 @@ def _record_problem(rec) -> str | None:
     if not all(isinstance(t, list) and all(isinstance(s, str) for s in t) for t in trs): return "each trace is a list of strings"
     return None
 
+# %% ../../nbs/13a_l0_release.ipynb #e6afb65f
 def _read_jsonl(path) -> dict[str, dict]:
     "The records of a release file by id: bounded lines and size, regular files only, each id once."
     out = {}
@@ -73,6 +75,7 @@ def _read_jsonl(path) -> dict[str, dict]:
         raise ReleaseFormatError(str(e)) from None
     return out
 
+# %% ../../nbs/13a_l0_release.ipynb #1883b61d
 def _first_difference(a: list[str], b: list[str]) -> int:
     return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
