@@ -157,6 +157,7 @@ _MARK_STYLE, _CARET_STYLE = 'background:#f7b9b3', 'display:inline-block;width:3p
 _ENDED, _NOTHING = '(nothing: the response ends here)', '(no answer could be read: see the raw response)'
 _BADGE = 'background:#d93025;color:#fff;border-radius:10px;padding:0 7px;font-weight:600;font-size:11px;margin-left:6px'
 
+# %% ../../nbs/08a_viewer.ipynb #55fcfc87
 def diff_html(t: str, r: str) -> tuple[str, str]:
     "The target and response texts as HTML, the part where they differ (between a common prefix and suffix) marked."
     p = 0
@@ -169,6 +170,7 @@ def diff_html(t: str, r: str) -> tuple[str, str]:
         return f'{_esc(x[:p])}<mark style="{style}">{_esc(mid)}</mark>{_esc(x[len(x) - q:])}'
     return mark(t), mark(r)
 
+# %% ../../nbs/08a_viewer.ipynb #4a70f37d
 @patch
 def alignment_html(self: ItemView, answer: int) -> str:
     "The table of one answer beside the target, the first error's row marked with its type."
@@ -183,6 +185,7 @@ def alignment_html(self: ItemView, answer: int) -> str:
                     f'<td class="c r">{rh}{tag}</td></tr>')
     return f'<table class="al"><tr><th>row</th><th>target</th><th>response ({_esc(_who(a))})</th></tr>{"".join(rows)}</table>'
 
+# %% ../../nbs/08a_viewer.ipynb #05d26fb2
 def _bar_text(a: Answer, n: int, width: int = 24) -> str:
     "An answer's bar as coloured block characters: green up to its first error, red at it, grey after."
     if a.correct or a.first_error is None: return f'<span style="color:#34a853">{"█" * width}</span>'
@@ -191,6 +194,7 @@ def _bar_text(a: Answer, n: int, width: int = 24) -> str:
     return (f'<span style="color:#34a853">{"█" * g}</span><span style="color:#d93025">{"█" * r}</span>'
             f'<span style="color:#cccccc">{"█" * max(0, width - g - r)}</span>')
 
+# %% ../../nbs/08a_viewer.ipynb #7fcab3f9
 @patch
 def _repr_html_(self: ItemView) -> str:
     "The item as HTML: header, input, one bar per distinct answer, the shown answer aligned."
@@ -228,6 +232,7 @@ def distinct_responses(scores: pd.DataFrame) -> list[tuple[list, str, dict]]:
     rows = s.iloc[first].to_dict('records')  # a row (a dict) for each distinct response only, not for each of 1,024 voters
     return [(vs, t, row) for (t, vs), row in zip(groups.items(), rows)]
 
+# %% ../../nbs/08a_viewer.ipynb #da23680a
 def raw_if_more(raw: str, lines: list) -> str | None:
     "The raw response (cut at `RAW_LIMIT`) when it holds more than its rows joined, else None."
     if raw.strip() == '\n'.join(map(str, lines)).strip(): return None
@@ -246,11 +251,13 @@ def item_view_from_readings(bench, item: dict, scores: pd.DataFrame, **options) 
     return ItemView(bench.name, item['id'], item.get('split', ''), lay.input, list(lay.rows), [str(t) for t in lay.target], answers,
                     dict(lay.facts), list(lay.sections))
 
+# %% ../../nbs/08a_viewer.ipynb #8d13c8ae
 def item_view(bench, item: dict, scores: pd.DataFrame, **options) -> ItemView:
     "The view of one item from the score rows of its voters: the benchmark's own `view_item`, or the kit's view of its layout and readings."
     if scores.empty: raise ConfigError(f"item {item.get('id')!r} has no scored response to view")
     return with_thinking((bench.view_item(item, scores, **options) or item_view_from_readings(bench, item, scores, **options)), scores)
 
+# %% ../../nbs/08a_viewer.ipynb #9bdfd7be
 def with_thinking(view: ItemView, scores: pd.DataFrame) -> ItemView:
     "The view with each answer's thinking (cut at `RAW_LIMIT`) and budget cut, from its first voter's record, whatever the benchmark's `view_item`."
     firsts = {min(a.voters) for a in view.answers}
@@ -291,11 +298,13 @@ class RunView:
         by_id = dict(tuple(self.report.scores.groupby('id', sort=False)))
         return [replace(item_view(self.bench, it, by_id[i], **self.options), turns=self.turns.get(i, {})) for i, it in self.items.items() if i in by_id]
 
+# %% ../../nbs/08a_viewer.ipynb #89895109
 def turn_text(messages: list) -> str:
     "A turn's prompt as the page shows it: its messages' contents (with their roles when there are several)."
     ms = [m for m in messages if isinstance(m, dict)]
     return '\n\n'.join(str(m.get('content')) if len(ms) == 1 else f"[{m.get('role')}]\n{m.get('content')}" for m in ms)
 
+# %% ../../nbs/08a_viewer.ipynb #76657fd3
 def group_turns(runs: list) -> dict:
     "Item id -> voter -> [(prompt, answer, completion tokens)] of every turn the run folders record (empty for one-turn runs)."
     from l0kit.runs.runner import read_turns
@@ -306,6 +315,7 @@ def group_turns(runs: list) -> dict:
                                          r.completion_tokens) for _, r in sorted(by_turn.items())]
     return out
 
+# %% ../../nbs/08a_viewer.ipynb #728df945
 def run_views(run_dirs: list, data=None, **options) -> list[RunView]:
     "One `RunView` per run among the folders (options as for `report`)."
     from l0kit.runs.report import group_runs, group_items, report_group
@@ -327,6 +337,7 @@ def encode_rows(lines: list, target: list) -> list:
         else: out.append(l)
     return out
 
+# %% ../../nbs/08a_viewer.ipynb #9e7e4269
 def voter_ranges(voters: list) -> str:
     "Voters as ranges: [0, 1, 2, 5] -> '0-2,5'."
     vs, out = sorted(voters), []
@@ -365,6 +376,7 @@ def figure_uris(rv: RunView, dpi: int = 80) -> list[tuple[str, str]]:
         out.append((name, 'data:image/png;base64,' + base64.b64encode(buf.getvalue()).decode()))
     return out
 
+# %% ../../nbs/08a_viewer.ipynb #07115f91
 def _table_html(df: pd.DataFrame) -> str:
     return df.round(2).to_html(classes='tbl', border=0, na_rep='–')
 
@@ -454,6 +466,7 @@ def telling_item(views: list[ItemView]) -> ItemView:
     if not wrong: return views[0]
     return max(wrong, key=lambda v: (v.answers[v.shown].first_error or 0, -views.index(v)))
 
+# %% ../../nbs/08a_viewer.ipynb #3aab8cad
 def after_run(run_dirs, out=None, data=None, item: str | None = None, file=None, **options) -> Path:
     "Write the run's page, print where it is, and print one item's aligned response."
     file = file or sys.stdout
