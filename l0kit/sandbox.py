@@ -28,6 +28,7 @@ class SandboxResult:
 
     def to_dict(self) -> dict: return asdict(self)
 
+# %% ../nbs/03_sandbox.ipynb #74c52398
 class SandboxUsageError(ConfigError):
     "A sandbox call that cannot be made as asked (bad arguments, bad limits)."
 
@@ -45,6 +46,7 @@ def bubblewrap() -> str | None:
     except (OSError, subprocess.TimeoutExpired): ok = False
     return path if ok else None
 
+# %% ../nbs/03_sandbox.ipynb #b6d56bdd
 @functools.lru_cache(maxsize=None)
 def landlock_abi() -> int:
     "The kernel's Landlock ABI version, 0 where Landlock is missing or disabled."
@@ -53,6 +55,7 @@ def landlock_abi() -> int:
     libc.syscall.restype = ctypes.c_long
     return max(0, libc.syscall(ctypes.c_long(444), None, ctypes.c_size_t(0), ctypes.c_uint32(1)))  # LANDLOCK_CREATE_RULESET_VERSION
 
+# %% ../nbs/03_sandbox.ipynb #34978394
 def confinement_available() -> dict:
     "The operating-system layers this machine offers the sandbox."
     return dict(bubblewrap=bubblewrap(), landlock=landlock_abi(),
@@ -93,6 +96,7 @@ def interpreter() -> str:
     "The base Python interpreter the worker runs on."
     return os.path.realpath(getattr(sys, '_base_executable', None) or sys.executable)
 
+# %% ../nbs/03_sandbox.ipynb #d4378cec
 def read_paths() -> list[str]:
     "What the worker may read: the interpreter's installation, the system's libraries, the loader's cache."
     base, exe_dir = os.path.realpath(sys.base_prefix), os.path.dirname(interpreter())
@@ -100,6 +104,7 @@ def read_paths() -> list[str]:
     if not exe_dir.startswith(base + os.sep): paths.append(exe_dir)
     return [p for p in dict.fromkeys(paths) if os.path.exists(p)]
 
+# %% ../nbs/03_sandbox.ipynb #45c9b7ff
 def bubblewrap_argv(bwrap: str, workdir: str, env: dict) -> list[str]:
     "The `bwrap` command line that confines one worker: read-only interpreter, one writable directory, no namespaces shared."
     argv = [bwrap, '--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--clearenv']
@@ -192,11 +197,11 @@ def __del__(self: Sandbox):
     try: self._stop()
     except Exception: pass
 
+# %% ../nbs/03_sandbox.ipynb #68c14ffc
 def _json_or_none(line: bytes | None):
     try: return json.loads(line) if line is not None else None
     except ValueError: return None
 
-# %% ../nbs/03_sandbox.ipynb #68c14ffc
 _FIELDS = {'ok': (bool,), 'value': None, 'value_repr': (str,), 'error_type': (str, type(None)), 'error': (str, type(None)),
            'stdout': (str,), 'duration_s': (float, int)}
 
@@ -208,6 +213,7 @@ def _result_of(line: bytes, seq: int) -> SandboxResult | None:
     if set(res) != set(_FIELDS) or not all(t is None or type(res[k]) in t for k, t in _FIELDS.items()): return None
     return SandboxResult(**res)
 
+# %% ../nbs/03_sandbox.ipynb #f146adfd
 def _checked_file(r: SandboxResult, workdir: str, max_bytes: int) -> SandboxResult:
     "`r`, unless it names a file that is not a regular file of at most `max_bytes` directly in `workdir`."
     if not (r.ok and isinstance(r.value, dict) and 'file' in r.value): return r
@@ -253,6 +259,7 @@ def run(self: Sandbox, source: str,  # the program's source code
     how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
     return SandboxResult(False, error_type='Crashed', duration_s=wall, error=f"the sandbox worker {how}")
 
+# %% ../nbs/03_sandbox.ipynb #bfb0f64e
 def _args_text(args, args_text) -> str:
     "The arguments as literal text the worker can `ast.literal_eval`; refuse anything else early."
     if args is not None and args_text is not None: raise SandboxUsageError("give either args or args_text, not both")
@@ -281,6 +288,7 @@ def run_in_sandbox(source: str,  # the program's source code
     with Sandbox(timeout_s=timeout_s, memory_mb=memory_mb, hash_seed=hash_seed, confine=confine, trusted=trusted) as sb:
         return sb.run(source, entry, args=args, args_text=args_text, harness=harness)
 
+# %% ../nbs/03_sandbox.ipynb #ad47c7a2
 def run_batch(calls: list[dict],  # each: keyword arguments of `Sandbox.run` (source, entry, args or args_text, ...)
               timeout_s: float = 3.0,  # default time limit of each call
               memory_mb: int = 512,  # address-space limit of the worker
