@@ -21,6 +21,7 @@ class ConfigError(ValueError):
 MAX_YAML_CHARS = 1_000_000  # a file of settings; YAML read from outside is refused above this size ...
 MAX_YAML_EXPANDED = 1_000_000  # ... or when its anchors and aliases expand past this many nodes and characters
 
+# %% ../../nbs/00_config.ipynb #61092cef
 _SHORT = reprlib.Repr()
 _SHORT.maxstring = _SHORT.maxother = 120; _SHORT.maxlist = _SHORT.maxdict = _SHORT.maxtuple = _SHORT.maxset = 8; _SHORT.maxlevel = 3
 
@@ -29,6 +30,7 @@ def shown(value) -> str:
     try: return _SHORT.repr(value)
     except ValueError: return f"<{type(value).__name__} too large to print>"  # an int past Python's digit limit
 
+# %% ../../nbs/00_config.ipynb #de7ce0bd
 def _expanded(node, where: str, limit: int) -> int:
     "Nodes and scalar characters of a composed YAML document with every alias expanded; `ConfigError` past `limit`."
     size, active = {}, set()
@@ -43,6 +45,7 @@ def _expanded(node, where: str, limit: int) -> int:
         return s
     return visit(node)
 
+# %% ../../nbs/00_config.ipynb #82fac7b6
 class YamlSyntaxError(ConfigError):
     "A text that is not YAML at all (a caller that also takes plain strings catches this one)."
 
@@ -59,6 +62,7 @@ def load_yaml(text: str, where: str, limit: int = MAX_YAML_EXPANDED):
     except RecursionError: raise ConfigError(f"{where}: its YAML is nested too deeply") from None
     finally: loader.dispose()
 
+# %% ../../nbs/00_config.ipynb #5a74748c
 def read_yaml_mapping(path) -> dict:
     "The mapping stored in a YAML file (an empty file is an empty mapping); bounded as `load_yaml`."
     p = Path(path)
@@ -72,12 +76,14 @@ def read_yaml_mapping(path) -> dict:
     if not isinstance(d, dict): raise ConfigError(f"{p} must hold a mapping of field: value pairs, got {type(d).__name__}")
     return d
 
+# %% ../../nbs/00_config.ipynb #242d5f5e
 def check_fields(cls, d: dict, what: str | None = None):
     "Raise `ConfigError` if `d` has keys that are not fields of the dataclass `cls`."
     known = sorted(f.name for f in dataclasses.fields(cls))
     if unknown := sorted(map(str, set(d) - set(known))):
         raise ConfigError(f"unknown {what or cls.__name__} field(s) {shown(unknown)}; known fields: {known}")
 
+# %% ../../nbs/00_config.ipynb #7d58f709
 class YamlConfig:
     "Mixin of the configuration dataclasses: `from_dict` rejects unknown fields by name, `from_yaml` reads a file."
     @classmethod
@@ -90,7 +96,6 @@ class YamlConfig:
     def from_yaml(cls, path):
         "An instance from a YAML file of field: value pairs (through `from_dict`, so checks and conversions apply)."
         return cls.from_dict(read_yaml_mapping(path))
-
 
 # %% ../../nbs/00_config.ipynb #3f75c2e3
 class DataError(ValueError):
@@ -152,6 +157,7 @@ def terminal_safe(text) -> str:
     "`text` with its control characters (ESC, BEL, CR, C1, bidirectional controls) written as escapes; newlines and tabs kept."
     return _CONTROL.sub(lambda m: m.group().encode('unicode_escape').decode('ascii'), '' if text is None else str(text))
 
+# %% ../../nbs/00_config.ipynb #94dd9a88
 def mathtext_safe(text) -> str:
     "`text` for a matplotlib title, label or legend: control characters as escapes (as `terminal_safe`), every `$` escaped, so nothing is read as maths."
     return re.sub(r'(?<!\\)\$', r'\\$', terminal_safe(text))  # a `$` escaped once: escaping twice changes nothing
@@ -185,6 +191,7 @@ def open_regular(path, where: str | None = None):
     os.set_blocking(fd, True)
     return os.fdopen(fd, 'rb')
 
+# %% ../../nbs/00_config.ipynb #b9be22ad
 def read_bounded(path, max_bytes: int, where: str | None = None) -> bytes:
     "The bytes of the regular file `path`, `DataError` when it holds more than `max_bytes` (never more than that is read)."
     where = where or str(path)
@@ -192,6 +199,7 @@ def read_bounded(path, max_bytes: int, where: str | None = None) -> bytes:
     if len(raw) > max_bytes: raise DataError(f"{where} is longer than {max_bytes:,} bytes; the kit reads no more of it: the file is not what it claims")
     return raw
 
+# %% ../../nbs/00_config.ipynb #f2357070
 def read_json_file(path, where: str | None = None, max_bytes: int = MAX_JSON_BYTES):
     "The JSON value of the regular file `path` (bounded as `read_bounded`); `DataError` for a file that is not UTF-8 JSON."
     where = where or str(path)
