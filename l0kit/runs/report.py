@@ -28,11 +28,13 @@ class RunGroup:
     @property
     def key(self) -> tuple: return run_key(self.meta)
 
+# %% ../../nbs/07a_report.ipynb #5a3fa877
 def run_key(meta: dict) -> str:
     "What makes folders one run: benchmark and settings, run settings (voters aside), model identity, data."
     run = {k: v for k, v in meta['run_config'].items() if k != 'voters'}
     return json.dumps([meta['benchmark'], meta['benchmark_config'], run, meta['model_identity'], meta.get('data')], sort_keys=True, default=str)
 
+# %% ../../nbs/07a_report.ipynb #487108fc
 def group_runs(run_dirs: list) -> list[RunGroup]:
     "The folders grouped into runs, in the order given; a (split, shard) held twice is refused. Only run.json is read here: records wait for `group_responses`."
     groups = {}
@@ -99,6 +101,7 @@ def group_items(group: RunGroup, bench, data=None) -> dict:
         items.update({it['id']: it for it in loaded})
     return items
 
+# %% ../../nbs/07a_report.ipynb #48d66ef9
 def check_items(responses: pd.DataFrame, items: dict, bench):
     "Raise `RunError` if a response answers an item that is not in the data, or whose content changed."
     if missing := sorted(set(responses['id']) - set(items)):
@@ -124,6 +127,7 @@ def budget_counts(responses: pd.DataFrame, meta: dict, rule: str = 'authors') ->
     if prints: out['system_fingerprints'] = dict(collections.Counter(prints).most_common(8))
     return out
 
+# %% ../../nbs/07a_report.ipynb #288ed6ea
 def read_unclosed(responses: pd.DataFrame, rule: str) -> pd.DataFrame:
     "The responses as `rule` reads them: 'authors' as they are, 'no_answer' with an unclosed `<think>`'s response emptied."
     if rule not in UNCLOSED_THINK: raise ConfigError(f"unclosed_think must be {' or '.join(UNCLOSED_THINK)}, got {shown(rule)}")
@@ -182,6 +186,7 @@ def report_group(group: RunGroup, data=None, **options) -> Report:
                   {'benchmark': m['benchmark_config'], 'run': {**m['run_config'], 'voters': voters[-1] or None}},
                   len(scores), bench.tables(scores, items=items, **t_opts), notes, scores, items, opts, budget)
 
+# %% ../../nbs/07a_report.ipynb #2970dea9
 def report(run_dirs: list, data=None, **options) -> list[Report]:
     "One `Report` per run among the folders (shards and splits merged)."
     return [report_group(g, data, **options) for g in group_runs(run_dirs)]
@@ -212,10 +217,12 @@ def budget_text(b: dict, n: int) -> list[str]:
     if b.get('think_tokens'): out.append(f"   tokens: {b['think_tokens']:,} thinking, {b['answer_tokens']:,} answering")
     return out
 
+# %% ../../nbs/07a_report.ipynb #03c95fda
 def report_options(args) -> dict:
     "The report options of parsed arguments: `--set KEY=VALUE` pairs (checked by the benchmark)."
     return parse_set(getattr(args, 'set', None))
 
+# %% ../../nbs/07a_report.ipynb #099ad290
 def add_report_options(p):
     "`--data` and `--set` of the verbs that score runs (report, view)."
     p.add_argument('--data', help='data set folder (default: the one recorded in run.json)')
