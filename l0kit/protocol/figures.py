@@ -17,11 +17,13 @@ __all__ = ['project_root', 'portable_text', 'save_figure']
 # %% ../../nbs/08_figures.ipynb #a7c3e1f0
 _ABS_PATH = re.compile(r"(?<![\w.:/~-])/[\w.+@%=,-]+(?:/[\w.+@%=,-]+)*/?")  # an absolute path in text (not a URL's, not a relative one's)
 
+# %% ../../nbs/08_figures.ipynb #11e0440d
 def project_root(folder: str | Path) -> Path:
     "The nearest folder at or above `folder` holding `pyproject.toml` or `.git` (a figure's repository), else the current folder."
     p = Path(folder).resolve()
     return next((d for d in (p, *p.parents) if (d / 'pyproject.toml').exists() or (d / '.git').exists()), Path.cwd().resolve())
 
+# %% ../../nbs/08_figures.ipynb #62bdc75f
 def portable_text(text: str, root: str | Path) -> str:
     "`text` with every absolute path written relative to `root` when it lies under it, else as `.../<its last part>`: it names no machine."
     root = Path(root).resolve()

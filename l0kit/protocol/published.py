@@ -21,6 +21,7 @@ def published_items(benchmark: str) -> list[str]:
     if not d.is_dir(): raise ConfigError(f"no published numbers for benchmark {benchmark!r}; held: {', '.join(published_benchmarks())}")
     return sorted(p.name[:-4] for p in d.iterdir() if p.name.endswith('.csv'))
 
+# %% ../../nbs/07b_published.ipynb #c72994ad
 def published_benchmarks() -> list[str]:
     "The benchmarks whose papers' numbers the kit holds."
     return sorted(p.name for p in STORE.iterdir() if p.is_dir())

@@ -44,6 +44,7 @@ def majority_winners(keys,  # the vote key of each voter, in voter order
     win = np.argmax(counts * (k + 1) - first, axis=1)
     return idx[np.arange(samples), first[np.arange(samples), win]]
 
+# %% ../../nbs/07_scoring.ipynb #d1b063b9
 def pd_factorize(keys) -> list:
     "Each key's code: the order of its first appearance."
     seen = {}
@@ -53,6 +54,7 @@ def pd_factorize(keys) -> list:
 class InvalidSampleCounts(ValueError):
     "pass@k asked of impossible counts (c > n, k > n, negative values)."
 
+# %% ../../nbs/07_scoring.ipynb #3b0602de
 def _log_comb(a: np.ndarray, b: np.ndarray, logfact: np.ndarray) -> np.ndarray:
     return logfact[a] - logfact[b] - logfact[a - b]
 
@@ -91,6 +93,7 @@ def bootstrap_means(values,  # one value per resampling unit
         means[s:s + m] = x[rng.integers(0, x.size, size=(m, x.size))].mean(axis=1)
     return means
 
+# %% ../../nbs/07_scoring.ipynb #e030b7a8
 def bootstrap_ci(values,  # one value per resampling unit (e.g. per-program accuracies)
                  confidence: float = 0.95,  # coverage of the interval
                  n_resamples: int = 2000,  # bootstrap draws
