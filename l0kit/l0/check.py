@@ -275,6 +275,7 @@ def kit_grammar(override: str) -> bool:
 class InputRejected(ProgramRejected):
     "An input (test input or demonstration) the data set's generator settings could not have drawn; it is never traced."
 
+# %% ../../nbs/10a_l0_check.ipynb #e5501aa7
 @lru_cache(maxsize=4096)
 def _parameters(program: str) -> tuple:
     "The parameter names of a program that passed `check_program`."
@@ -303,6 +304,7 @@ def check_inputs(program: str,  # a program that passed `check_program` with `co
     for name in params:
         if why := _value_problem(name, inputs[name], types.get(name), config): raise InputRejected(why)
 
+# %% ../../nbs/10a_l0_check.ipynb #3e62269d
 def check_item_inputs(item: dict,  # a data item whose program passed `check_program` with `config`
                       config: GenConfig | None = None,  # whose bounds; None: the kit's default configuration
                      ) -> None:

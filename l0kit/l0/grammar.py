@@ -152,6 +152,7 @@ def is_pool(self: Grammar, name: str) -> bool:
     alts = self.rules.get(name)
     return bool(alts) and all(len(a) == 1 and a[0].kind == 'terminal' for a in alts)
 
+# %% ../../nbs/10_l0_grammar.ipynb #619d6631
 @patch
 def pool(self: Grammar, name: str) -> list[str]:
     "The terminals of a pool rule."
