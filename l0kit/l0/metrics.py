@@ -74,6 +74,7 @@ def _split_lines(text: str, m: int, pos: int = 0) -> tuple[list[str], int]:
         pos = min(nl + 1, len(text))
     return out, pos
 
+# %% ../../nbs/15_l0_metrics.ipynb #20ad0cc0
 def response_lines(trace: str, need: int | None) -> list[str]:
     "The first `need` (all if None) stripped, non-empty, space-free lines of an aligned trace."
     text = trace.replace(" ", "")

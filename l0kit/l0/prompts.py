@@ -30,6 +30,7 @@ def signature(program: str) -> tuple[str, list]:
     if not isinstance(fn, ast.FunctionDef): raise PromptError(f"the program does not start with a function definition: {head[:80]!r}")
     return fn.name, [a.arg for a in fn.args.args]
 
+# %% ../../nbs/14_l0_prompts.ipynb #bbb8d43f
 def format_call(program: str,  # the function's source
                 inputs: dict,  # argument name -> value
                ) -> str:
