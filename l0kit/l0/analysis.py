@@ -22,6 +22,7 @@ def items_by_id(items) -> dict:
     if isinstance(items, dict) and all(isinstance(v, dict) for v in items.values()): return {str(k): v for k, v in items.items()}
     return {str(it["id"]): it for it in items}
 
+# %% ../../nbs/15a_l0_analysis.ipynb #c1f7530e
 def score_responses(responses: pd.DataFrame,  # one row per (id, voter)
                     items,  # the data items (list of dicts, or a dict by id) with `target` and `split`
                     strict: bool = False,  # strict scoring (see `score_trace`)
@@ -38,6 +39,7 @@ def _ranked(scores: pd.DataFrame) -> pd.DataFrame:
     s = scores.sort_values(["id", "voter"], kind="stable")
     return s.assign(rank=s.groupby("id", sort=False).cumcount())
 
+# %% ../../nbs/15a_l0_analysis.ipynb #7ad33c56
 def majority_votes(scores: pd.DataFrame,  # scored responses (`score_responses`)
                    k: int,  # voters taking part
                    samples: int = 256,  # random subsets per program when 1 < k < its voters
@@ -78,10 +80,12 @@ SINGLE = "single attempt"
 
 def _col(metric: str, how: str) -> str: return f"{metric} {how}"
 
+# %% ../../nbs/15a_l0_analysis.ipynb #f0cbe64d
 def split_order(scores: pd.DataFrame) -> list:
     "The splits of a table of scores, shortest target traces first."
     return scores.groupby("split", sort=False)["target_steps"].mean().sort_values(kind="stable").index.tolist()
 
+# %% ../../nbs/15a_l0_analysis.ipynb #16f2fc96
 def summarize_l0(scores: pd.DataFrame,  # scored responses (`score_responses`)
                  k: int = 31,  # voters for majvote@k and pass@k (the paper: 31)
                  how: str = 'first',  # majvote@k at k < n: the first k voters, or 'expected' over k-subsets
@@ -127,6 +131,7 @@ def _per_program(scores: pd.DataFrame, k: int, how: str = 'first', seed: int = 0
         _col("Trace Acc.", f"pass@{k}"): 100 * pass_at_k_per_program(scores, k),
     })
 
+# %% ../../nbs/15a_l0_analysis.ipynb #fadbd1c8
 def summary_intervals(scores: pd.DataFrame,  # scored responses
                       k: int = 31,  # voters for majvote@k and pass@k
                       confidence: float = 0.95,  # coverage of each interval

@@ -67,15 +67,18 @@ def vote_column(column: str,  # a column of votes: `maj@5`, `majvote@k`
     "The column's name with the vote that made it: `maj@5 (first k voters)`."
     return f"{column} ({VOTE_NAMES[how]})"
 
+# %% ../../nbs/15c_l0_plots.ipynb #090092b2
 def vote_named(table: pd.DataFrame, how: str = 'first') -> pd.DataFrame:
     "The table with every `maj@k` / `majvote@k` column named by its vote (a table to save or show; the kit's own tables keep `maj@k`)."
     return table.rename(columns=lambda c: vote_column(c, how) if str(c).startswith(('maj@', 'majvote@')) else c)
 
+# %% ../../nbs/15c_l0_plots.ipynb #9b1f2ce6
 def vote_grid(n: int) -> list[int]:
     "Voter counts to draw a curve at: every k up to 32, then about ten a factor of ten (1,024 voters: 69 points, not 1,024)."
     if n <= 32: return list(range(1, n + 1))
     return sorted(set(range(1, 33)) | {int(round(32 * (n / 32) ** (i / 20))) for i in range(21)} | {n})
 
+# %% ../../nbs/15c_l0_plots.ipynb #a31409cf
 def voting_curves(scores: pd.DataFrame,  # scored responses
                   ks=None,  # voters to evaluate (default: 1 to the smallest number of voters of a program)
                   how: str = 'first',  # majvote@k of the first k voters (the authors' release), or 'expected' over k-subsets
