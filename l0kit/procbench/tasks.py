@@ -21,6 +21,7 @@ __all__ = ['MAX_QUESTION_CHARS', 'MAX_SOLVER_STEPS', 'MAX_SOLVER_CHARS', 'MAX_NU
 class ProcBenchError(DataError):
     "A ProcBench question, task name or label that the kit cannot use."
 
+# %% ../../nbs/20_procbench_tasks.ipynb #cb5ef2c1
 def states_to_label(states: list) -> dict:
     "Split a state sequence into the release's label: the first state, the ones between, the last."
     if len(states) < 2: raise ProcBenchError(f"a procedure needs at least one step, got states {shown(states)}")
@@ -40,6 +41,7 @@ def state_chars(state) -> int:
     if isinstance(state, (list, tuple)): return 2 + sum(state_chars(x) + 2 for x in state)
     return len(repr(state))
 
+# %% ../../nbs/20_procbench_tasks.ipynb #f1742c14
 class States(list):
     "The states of one run of a procedure, `ProcBenchError` once they pass the solver's bounds."
     def __init__(self, *first):
@@ -789,6 +791,7 @@ def get_task(task: str | int | Task) -> Task:
     raise ProcBenchError(f"unknown ProcBench task {task!r}: use one of {', '.join(t.name for t in TASKS.values())} "
                          f"or task01..task23")
 
+# %% ../../nbs/20_procbench_tasks.ipynb #4846645f
 def solve(task: str | int | Task, question: str) -> dict:
     "Re-derive `{init, intermediate, final}` of a ProcBench question from its text alone."
     return get_task(task).solve(question)
