@@ -43,10 +43,12 @@ def make_prompt(task: str | Task, question: str) -> str:
     "The release-style prompt: the task's procedure, a blank line, `[Question]` and the question."
     return f"{get_task(task).procedure}\n\n[Question]\n{question}"
 
+# %% ../../nbs/23_procbench_dataset.ipynb #9913519e
 def item_rng(seed: int, task: Task, n: int, k: int) -> random.Random:
     "The random generator of example `k` of length `n` of `task`."
     return random.Random(f"procbench:{seed}:{task.id}:{n}:{k}")
 
+# %% ../../nbs/23_procbench_dataset.ipynb #253a3a9a
 def generate_item(task: str | Task, n: int, k: int, seed: int = 0, examples_per_length: int = 10, min_length: int = 2) -> dict:
     "Example `k` of length `n` of `task`, as a data item."
     task = get_task(task)
@@ -118,6 +120,7 @@ def data_card(items: list[dict], config: ProcBenchDataConfig, limit: int | None 
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "sentence_source": sentence_source(),
             "counts": {"total": len(items), "split": count("split"), "task": count("task_name")}, "splits": list(count("split"))}
 
+# %% ../../nbs/23_procbench_dataset.ipynb #181712e5
 def save_dataset(items: list[dict], out_dir, config: ProcBenchDataConfig | None = None, limit: int | None = None) -> Path:
     "Write items as `{split}.jsonl` files and a `card.json` into `out_dir`."
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
@@ -128,6 +131,7 @@ def save_dataset(items: list[dict], out_dir, config: ProcBenchDataConfig | None 
     (out / "card.json").write_text(json.dumps(data_card(items, config or ProcBenchDataConfig(), limit), indent=2) + "\n")
     return out
 
+# %% ../../nbs/23_procbench_dataset.ipynb #3c6af03a
 def load_dataset(data_dir, split: str = "all", limit: int | None = None) -> list[dict]:
     "Items of a saved set: one bin ('short', 'medium', 'long') or 'all', the first `limit` of them."
     d = Path(data_dir)
@@ -152,6 +156,7 @@ def _release_label(row: dict) -> dict:
         raise ProcBenchError("its label is not {init, intermediate: [...], final}")
     return {k: lab.get(k) for k in ("init", "intermediate", "final")}
 
+# %% ../../nbs/23_procbench_dataset.ipynb #50f9d5b1
 def _disagreement(label: dict, solved: dict) -> str | None:
     for key in ("init", "final"):
         if not states_equal(label[key], solved[key]): return f"{key}: release {label[key]!r:.80}, kit {solved[key]!r:.80}"
@@ -161,6 +166,7 @@ def _disagreement(label: dict, solved: dict) -> str | None:
         if not states_equal(x, y): return f"intermediate[{i}]: release {x!r:.80}, kit {y!r:.80}"
     return None
 
+# %% ../../nbs/23_procbench_dataset.ipynb #47ca1016
 def load_release(path,  # the release's JSONL file
                  check: bool = True,  # re-solve every item and report disagreements
                 ) -> tuple[list[dict], dict]:

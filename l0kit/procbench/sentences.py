@@ -30,6 +30,7 @@ def is_clean_sentence(s: str) -> bool:
     "Whether `s` uses only the paper's characters: ASCII letters, digits, spaces and `.,!?'\"()-`."
     return bool(s) and set(s) <= ALLOWED_CHARACTERS
 
+# %% ../../nbs/20a_procbench_sentences.ipynb #5244cf28
 def sentence_words(s: str) -> list[str]:
     "The words of a sentence, as the reference finds them (`\\b\\w+\\b`): punctuation dropped, case kept."
     return re.findall(r"\b\w+\b", s)
