@@ -17,12 +17,14 @@ __all__ = ['L0StepsError', 'l0_signature', 'l0_computation_steps', 'l0_step_coun
 class L0StepsError(DataError):
     "An L0 item that cannot be counted (no function, inputs that do not match its signature)."
 
+# %% ../../nbs/30a_sx_l0steps.ipynb #cc4f300e
 def l0_signature(program: str) -> tuple[str, tuple[str, ...]]:
     "The name and parameter names of the L0 program's function (read by the counter's own parser: bounded, names checked)."
     try: fn = next(n for n in parse_program(program).body if isinstance(n, ast.FunctionDef))
     except StopIteration: raise L0StepsError("the item's program is not a Python function definition") from None
     return fn.name, tuple(a.arg for a in fn.args.args)
 
+# %% ../../nbs/30a_sx_l0steps.ipynb #15f3d882
 def l0_computation_steps(item: dict,  # an L0 item: program, test_input, and steps or target
                          sandbox: Sandbox | None = None,  # a running sandbox to reuse
                         ) -> dict:
@@ -49,6 +51,7 @@ def l0_step_counts(items: list[dict]) -> pd.DataFrame:
                                  semantics=SEMANTICS_VERSION, error=f"{type(e).__name__}: {e}"))
     return pd.DataFrame(rows)
 
+# %% ../../nbs/30a_sx_l0steps.ipynb #556f156f
 def l0_step_table(counts: pd.DataFrame) -> pd.DataFrame:
     "Per split: items, mean trace steps, mean computation steps, their ratio and correlation."
     def one(g):
