@@ -301,6 +301,7 @@ def probe_writing_prompt(trace: Trace, max_steps: int = 300) -> str:
 class ProbeRejected(ValueError):
     "An LLM-written probe whose answer cannot be found in the trace at the step it names."
 
+# %% ../../nbs/41_core_probes.ipynb #7f60602a
 def check_llm_probe(reply: str, trace: Trace) -> Probe:
     "The probe in an LLM's reply, with its ground truth verified against the trace; raises ProbeRejected."
     m = re.search(r"\{.*\}", reply, re.S)

@@ -150,6 +150,7 @@ MAX_ASSERT_LINES = 1_000  # assert lines tried, from the end of a response
 MAX_LITERAL_CHARS = 100_000  # longest assertion or answer text read
 _ASSERT_LINE = re.compile(r"\s*assert\b")
 
+# %% ../../nbs/43_core_prompts.ipynb #a89bc426
 def _unfinished(text: str) -> bool:
     "Whether more lines could make `text` valid Python (an open bracket, string or block), per `codeop`."
     with warnings.catch_warnings():
@@ -224,6 +225,7 @@ def _rhda_format(call: str, question: str | None, feedback: str) -> str:
     if question is None: return _RHDA_FORMAT_IO.format(call=call)
     return _RHDA_FORMAT_PROBE_OUTPUT.format(call=call) if feedback == 'outputs' else _RHDA_FORMAT_PROBE
 
+# %% ../../nbs/43_core_prompts.ipynb #15f2d8a2
 def hypothesis_prompt(source: str, func_name: str, args_text: str,
                       question: str | None = None,  # a probe's question; None: output prediction
                       feedback: str = 'outputs'     # 'outputs': a probe also predicts the call's output, the value the verdict reads
@@ -250,6 +252,7 @@ def rhda_analysis(response: str,
     m = list(re.finditer(rf"analysis:(.*?){end}", response or '', re.I | re.S | re.M))
     return (m[-1].group(1) if m else response or '').strip()
 
+# %% ../../nbs/43_core_prompts.ipynb #35449a58
 def amendment_prompt(source: str, func_name: str, args_text: str,
                      analysis: str,   # the previous turn's analysis
                      predicted: str | None,  # the value the verdict is about (None: none could be read)

@@ -441,6 +441,7 @@ def trace_call(source: str,              # the program: one or more functions / 
         with Sandbox(timeout_s=timeout_s, memory_mb=memory_mb, max_file_mb=256, grace_s=grace_s) as sb: return _traced_in(sb, source, func_name, args_text, harness, timeout_s)
     return _traced_in(sandbox, source, func_name, args_text, harness, timeout_s)
 
+# %% ../../nbs/40_core_pytrace.ipynb #254a28b1
 MAX_TRACE_BYTES = 64 * 2**20  # the trace file read back from the sandbox (10,000 steps of a few 2,000-character locals)
 
 def _traced_in(sb, source, func_name, args_text, harness, timeout_s) -> Trace:
