@@ -48,6 +48,7 @@ def trace_alphabet(max_lines: int = 64) -> list[str]:
              + ['    ', ' ', '\n', '\t'] + words
     return SPECIALS + [p for i, p in enumerate(pieces) if p not in pieces[:i]]
 
+# %% ../../nbs/70_organism_data.ipynb #685afea6
 def make_tokenizer(max_lines: int = 64):
     "A word-level `PreTrainedTokenizerFast` over the trace alphabet, with a chat template for the `hf:` backend."
     from tokenizers import Tokenizer, Regex, models, pre_tokenizers, decoders
@@ -68,6 +69,7 @@ TRAIN_LIMITS = {'hidden_size': 16384, 'layers': 256, 'heads': 256, 'intermediate
                 'steps': 10_000_000, 'batch_size': 65536, 'threads': 4096, 'workers': 1024}  # a config from elsewhere past these is refused
 OPTIMIZERS = ('adamw', 'muon')
 
+# %% ../../nbs/70_organism_data.ipynb #3b78817e
 @dataclass
 class TrainConfig(YamlConfig):
     "Everything an organism is a function of (with the kit, torch and transformers versions): data, model, optimisation, seed."
@@ -155,6 +157,7 @@ def l0_benchmark(setup: str, shots: int):
     if (setup, shots) not in _BENCHES: _BENCHES[setup, shots] = get_benchmark('l0', {'setup': setup, 'shots': shots})
     return _BENCHES[setup, shots]
 
+# %% ../../nbs/70_organism_data.ipynb #36d9c241
 def prompt_of(item: dict, setup: str = 'default', shots: int = 4, voter: int = 0) -> Prompt:
     "The L0 prompt `voter` is shown for an item under `l0kit eval --set setup=S --set shots=N`: the benchmark's own `build_prompt`."
     return l0_benchmark(setup, shots).build_prompt(item, voter, 0)
@@ -197,6 +200,7 @@ def training_batches(cfg: TrainConfig, tok):
             else: skipped.append((item['steps'], len(ex[0])))
         yield batch, items, skipped
 
+# %% ../../nbs/70_organism_data.ipynb #68ef1171
 def collate(examples: list, pad_id: int):
     "Right-padded input ids, attention mask and labels (-100 where nothing is learned and on padding)."
     import torch
@@ -215,6 +219,7 @@ def trained_items(cfg: TrainConfig, programs: int) -> list[dict]:
     while len(items) < programs: items += next(batches)[1]
     return items[:programs]
 
+# %% ../../nbs/70_organism_data.ipynb #4f1e6032
 def trained_programs(cfg: TrainConfig, programs: int) -> set[str]:
     "The distinct program texts among `trained_items`: the builder's de-duplication key, to compare an evaluation set with."
     return {it['program'] for it in trained_items(cfg, programs)}
@@ -228,6 +233,7 @@ def step_bin(steps: int) -> str:
     hi = 1 << (steps - 1).bit_length()
     return f"{hi // 2 + 1}-{hi}"
 
+# %% ../../nbs/70_organism_data.ipynb #46e1ae73
 def length_record(trained: list, skipped: list) -> dict:
     "The card's record of the (target steps, tokens) of the examples trained on and of those skipped for length: counts and longest."
     count = lambda xs: {str(k): n for k, n in sorted(Counter(xs).items())}
