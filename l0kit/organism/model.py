@@ -28,14 +28,15 @@ def make_model(cfg: TrainConfig, tok):
     from transformers import LlamaConfig, LlamaForCausalLM
     return LlamaForCausalLM(LlamaConfig(**size, rope_theta=10000.0))
 
+# %% ../../nbs/71_organism_model.ipynb #1f38e28b
 def n_params(model) -> int: return sum(p.numel() for p in model.parameters())
 
+# %% ../../nbs/71_organism_model.ipynb #aa3e1909
 def lr_at(cfg: TrainConfig, step: int) -> float:
     "Linear warm-up, then cosine decay to a tenth of the peak."
     if step < cfg.warmup: return cfg.lr * (step + 1) / cfg.warmup
     t = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
     return cfg.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, t))))
-
 
 # %% ../../nbs/71_organism_model.ipynb #a1b2c3d6
 def newton_schulz(g, steps: int = 5):
@@ -48,6 +49,7 @@ def newton_schulz(g, steps: int = 5):
         x = 3.4445 * x + (-4.775 * a + 2.0315 * a @ a) @ x
     return x.T if tall else x
 
+# %% ../../nbs/71_organism_model.ipynb #da95aa4f
 def muon(params, lr: float, weight_decay: float = 0.0, momentum: float = 0.95):
     "Muon on 2-D `params`: the step of `torch.optim.Muon(..., nesterov=True, adjust_lr_fn='match_rms_adamw')`, in float32."
     import torch
@@ -64,6 +66,7 @@ def muon(params, lr: float, weight_decay: float = 0.0, momentum: float = 0.95):
                     p.add_(update, alpha=-g['lr'] * 0.2 * max(p.shape) ** 0.5)
     return Muon(params, dict(lr=lr, weight_decay=weight_decay, momentum=momentum))
 
+# %% ../../nbs/71_organism_model.ipynb #069bc637
 def make_optimizers(cfg: TrainConfig, model) -> list:
     "The optimisers of a run (the loop sets their learning rate each step): AdamW on everything, or Muon on the hidden weight matrices and AdamW on the rest."
     import torch
@@ -73,4 +76,3 @@ def make_optimizers(cfg: TrainConfig, model) -> list:
     hidden = [p for p in model.parameters() if p.ndim == 2 and id(p) not in tied]
     rest = [p for p in model.parameters() if p.ndim != 2 or id(p) in tied]  # each parameter in exactly one of the two
     return [muon(hidden, cfg.lr, cfg.weight_decay), adamw(rest)]
-
