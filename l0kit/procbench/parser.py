@@ -308,6 +308,7 @@ def _mentions(task: Task, text: str, final) -> bool:
             if not (after and (_word_char(after) or after == "]")): return True
     return False
 
+# %% ../../nbs/22_procbench_parser.ipynb #2a40ce49
 def _read_all(task: Task, texts: list[str]) -> list:
     "The intermediate states read from `texts`, each distinct text read once."
     states = {t: _read(task, t) for t in dict.fromkeys(texts)}
