@@ -53,6 +53,7 @@ def _grammar(list_index_vars: bool, override: str) -> Grammar:
 
 _checked_grammar = lru_cache(maxsize=256)(_grammar)   # validation parses each override once per process
 
+# %% ../../nbs/11_l0_generator.ipynb #f4c4efbf
 @patch
 def grammar(self: GenConfig) -> Grammar:
     "The base grammar with this configuration's overrides applied (a new object: the caller may keep it)."
