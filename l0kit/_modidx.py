@@ -687,7 +687,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                    'l0kit.l0.analysis._events': ('l0_analysis.html#_events', 'l0kit/l0/analysis.py'),
                                    'l0kit.l0.analysis._per_program': ('l0_analysis.html#_per_program', 'l0kit/l0/analysis.py'),
                                    'l0kit.l0.analysis._program_exposure': ('l0_analysis.html#_program_exposure', 'l0kit/l0/analysis.py'),
-                                   'l0kit.l0.analysis._ranked': ('l0_analysis.html#_ranked', 'l0kit/l0/analysis.py'),
                                    'l0kit.l0.analysis.beyond_trained': ('l0_analysis.html#beyond_trained', 'l0kit/l0/analysis.py'),
                                    'l0kit.l0.analysis.complete_programs': ('l0_analysis.html#complete_programs', 'l0kit/l0/analysis.py'),
                                    'l0kit.l0.analysis.constant_hazard_check': ( 'l0_analysis.html#constant_hazard_check',

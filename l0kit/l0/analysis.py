@@ -33,12 +33,6 @@ def score_responses(responses: pd.DataFrame,  # one row per (id, voter)
     resp["response"] = resp["response"].map(lambda r: r.decode("utf-8", "replace") if isinstance(r, bytes) else r if isinstance(r, str) else None)
     return get_benchmark("l0").score_frame(resp, items_by_id(items), strict=strict)
 
-# %% ../../nbs/15a_l0_analysis.ipynb #11722b3d
-def _ranked(scores: pd.DataFrame) -> pd.DataFrame:
-    "Scores sorted by (id, voter) with each voter's rank within its program."
-    s = scores.sort_values(["id", "voter"], kind="stable")
-    return s.assign(rank=s.groupby("id", sort=False).cumcount())
-
 # %% ../../nbs/15a_l0_analysis.ipynb #7ad33c56
 def majority_votes(scores: pd.DataFrame,  # scored responses (`score_responses`)
                    k: int,  # voters taking part

@@ -74,7 +74,7 @@ def vote_named(table: pd.DataFrame, how: str = 'first') -> pd.DataFrame:
 
 # %% ../../nbs/15c_l0_plots.ipynb #9b1f2ce6
 def vote_grid(n: int) -> list[int]:
-    "Voter counts to draw a curve at: every k up to 32, then about ten a factor of ten (1,024 voters: 69 points, not 1,024)."
+    "Voter counts to draw a curve at: every k up to 32, then 20 steps of equal ratio up to `n` (1,024 voters: 52 points, not 1,024)."
     if n <= 32: return list(range(1, n + 1))
     return sorted(set(range(1, 33)) | {int(round(32 * (n / 32) ** (i / 20))) for i in range(21)} | {n})
 
