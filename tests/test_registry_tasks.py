@@ -229,3 +229,26 @@ def test_generate_help_lists_each_generators_options():
     for name in available_benchmarks():
         for k, o in benchmark_class(name).generate_options.items(): assert f"{k}={o.default!r}" in lines[name]
 
+
+def test_shared_modules_hold_no_benchmark_name():
+    "No string constant of a shared command or bridge module is a kit benchmark's name (the default is `DEFAULT_BENCHMARK`); "
+    "`l0kit train` trains the L0 organism and is left out."
+    import ast
+    names = {w for n in ('l0', 'procbench', 'sx', 'core') for w in (n, benchmark_class(n).tool_name) if w}
+    found = []
+    for f in [*sorted((PKG / 'cli').glob('*.py')), *sorted((PKG / 'bridges').glob('*.py'))]:
+        if f.name == 'train.py': continue
+        found += [(f.name, n.lineno, n.value) for n in ast.walk(ast.parse(f.read_text()))
+                  if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in names]
+    assert found == []
+
+
+def test_verifiers_taskset_takes_the_benchmark_from_the_card(tmp_path):
+    "With no benchmark named, the verifiers taskset of a data folder is the benchmark its card names (as for `l0kit eval`), "
+    "and with no data the kit's `DEFAULT_BENCHMARK`, not a name written into the bridge."
+    pytest.importorskip('verifiers')
+    from l0kit.bridges.verifiers import taskset
+    from l0kit.protocol.benchmark import get_benchmark
+    get_benchmark('procbench').generate(tmp_path / 'pb', limit=1)
+    assert taskset(data=str(tmp_path / 'pb'), split='short', limit=2).bench.name == 'procbench'
+    assert taskset(limit=1).bench.name == benchmark_class(DEFAULT_BENCHMARK).name
