@@ -192,11 +192,8 @@ def registry_section(text: str) -> dict:
     return {l.split()[0]: l for l in parts[1].splitlines()[1:] if l.strip() and not l.strip().startswith("(")}
 
 
-RUNS_REPORT = pytest.mark.xfail(strict=True, reason="the --set help of report, view and compare is l0kit.runs.report.add_report_options's "
-                                "('e.g. --set k=5 --set pass_maj=true for L0'), in l0kit/runs/, which this change does not touch")
 VERBS = [('eval',), ('generate',), ('models',), ('describe',), ('export',), ('export', 'lm-eval'), ('export', 'rl'), ('export', 'hf'),
-         ('export', 'inspect-log'), pytest.param(('report',), marks=RUNS_REPORT), pytest.param(('view',), marks=RUNS_REPORT),
-         pytest.param(('compare',), marks=RUNS_REPORT)]
+         ('export', 'inspect-log'), ('report',), ('view',), ('compare',)]
 
 
 @pytest.mark.parametrize('path', VERBS, ids=' '.join)
