@@ -3,13 +3,16 @@ k voters from each reading's vote key and correctness, checked against hand coun
 import json
 import pandas as pd
 import pytest
-from l0kit import Benchmark, Reading
+from l0kit import Benchmark, Prompt, Reading
 from l0kit.protocol.benchmark import VOTING_TABLE, voting_table
 
 
 class Letters(Benchmark):
     "Answer the item's letter: the key is the answer's text, right when it is the item's letter."
     name = 'letters'
+    def load(self, data_dir=None, split='s', limit=None): return list(ITEMS.values())[:limit]
+    def build_prompt(self, item, voter=0, seed=0): return Prompt([{'role': 'user', 'content': 'Which letter?'}], 4)
+    def reference(self, item): return item['letter']
     def read(self, item, response, **options):
         got = response.strip()
         return Reading(answer=got, key=json.dumps(got), correct=got == item['letter'], scores={}, reference=item['letter'])

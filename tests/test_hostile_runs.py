@@ -74,11 +74,15 @@ def test_an_id_that_is_a_number_is_refused_at_load(tmp_path, l0_data, capsys):
 
 def test_a_plugin_benchmarks_load_is_checked_too(tmp_path):
     "A benchmark written elsewhere (its own `load`, two items 'a'): its load refuses them, whoever calls it."
-    class Elsewhere(Benchmark):
+    class Minimal(Benchmark):  # the three other required hooks, none of which this test calls
+        def build_prompt(self, item, voter=0, seed=0): raise AssertionError('not called')
+        def read(self, item, response, **options): raise AssertionError('not called')
+        def reference(self, item): raise AssertionError('not called')
+    class Elsewhere(Minimal):
         name = 'elsewhere'
         def load(self, data_dir, split='x', limit=None): return [{'id': 'a', 'split': split}, {'id': 'a', 'split': split}]
     with pytest.raises(DataError, match=r"elsewhere data_dir '/d' split 'x': items 1 and 2 share the id 'a'"): Elsewhere().load('/d')
-    class Fine(Benchmark):
+    class Fine(Minimal):
         name = 'fine'
         def load(self, data_dir, split='x', limit=None): return [{'id': 'a'}, {'id': 'b'}]
     class Later(Fine):  # a subclass's own load, adding to its parent's checked items: checked too

@@ -8,6 +8,7 @@ import functools, json
 from collections.abc import Iterator
 from typing import Any, Literal
 from ..protocol.config import ConfigError
+from ..protocol.benchmark import DEFAULT_BENCHMARK, benchmark_of
 from .answers import as_benchmark
 from .rl import TrainingStream, scoring_item
 try: import verifiers.v1 as vf
@@ -77,7 +78,7 @@ class L0kitTask(vf.Task[L0kitData]):
 # %% ../../nbs/64_bridges_verifiers.ipynb #51d81673
 class L0kitConfig(vf.TasksetConfig):
     "The taskset's settings (`--env.taskset.*`)."
-    benchmark: str = 'l0'  # l0, procbench, sx or core (or l0bench, sxbench, corebench)
+    benchmark: str | None = None  # a registered benchmark's name or tool name; None: the one the data's card names, else DEFAULT_BENCHMARK
     data: str | None = None  # a data set folder (`l0kit generate`); None: new items from the training stream
     split: str | None = None  # the split (needed with `data`; with no data, the stream's split or None)
     limit: int | None = None  # at most this many items (with no data and no limit: an endless stream)
@@ -91,7 +92,7 @@ class L0kitTaskset(vf.Taskset[L0kitTask, L0kitConfig]):
     def __init__(self, config: L0kitConfig):
         super().__init__(config)
         c = config
-        self.bench = as_benchmark(c.benchmark, dict(c.settings))
+        self.bench = as_benchmark(benchmark_of(c.data, c.benchmark, DEFAULT_BENCHMARK), dict(c.settings))
         if c.data is not None and c.split is None: raise ConfigError(f"give the split of {c.data} to load (split=...)")
         self.INFINITE = c.data is None and c.limit is None
         w = {'l0kit_exact': float(c.reward == 'exact'), 'l0kit_partial': float(c.reward == 'partial')}
@@ -116,6 +117,6 @@ class L0kitTaskset(vf.Taskset[L0kitTask, L0kitConfig]):
 class L0kitHarness(NullHarness):
     "verifiers' tool-less chat harness (`null`): the model answers from the prompt alone, with no shell to run the procedure in."
 
-def taskset(benchmark: str = 'l0', **kwargs) -> L0kitTaskset:
+def taskset(benchmark: str | None = None, **kwargs) -> L0kitTaskset:
     "The taskset in Python: `taskset('procbench', data='data/procbench', split='short')`; keyword arguments are `L0kitConfig`'s."
     return L0kitTaskset(L0kitConfig(id='l0kit.bridges.verifiers', benchmark=benchmark, **kwargs))

@@ -5,6 +5,7 @@
 # %% ../../nbs/09d_compare_cli.ipynb #36562ea3
 from __future__ import annotations
 from ..runs.compare import compare, comparison_json, comparison_text
+from .describe import add_defaults_epilog
 
 # %% auto #0
 __all__ = ['cmd_compare', 'register_cli']
@@ -27,7 +28,7 @@ def register_cli(subparsers):
     p = subparsers.add_parser('compare', help='two runs of one benchmark paired item by item: differences with a paired bootstrap interval, McNemar on correctness')
     p.add_argument('runs', nargs='+', metavar='RUN', help="run A's folder and run B's (or A's folders, then --vs and B's)")
     p.add_argument('--vs', nargs='+', metavar='RUN_B', help="run B's folders, when a run is several folders (shards, splits)")
-    add_report_options(p)
+    add_report_options(p); add_defaults_epilog(p, 'report')  # each benchmark's report options, read from it when --help prints
     p.add_argument('--resamples', type=int, default=2000, help='bootstrap draws (default 2000)')
     p.add_argument('--bootstrap-seed', type=int, default=0, help='seed of the bootstrap draws (default 0)')
     p.add_argument('--show', type=int, default=20, help='items where the models disagree to list (default 20)')

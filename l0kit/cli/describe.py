@@ -4,11 +4,11 @@
 from __future__ import annotations
 import dataclasses
 from fastcore.docments import docments
-from ..protocol.benchmark import benchmark_names, get_benchmark
+from ..protocol.benchmark import PluginUnavailable, benchmark_class, benchmark_names, get_benchmark
 from ..protocol.config import terminal_safe
 
 # %% auto #0
-__all__ = ['config_rows', 'describe', 'cmd_describe', 'register_cli']
+__all__ = ['config_rows', 'describe', 'cmd_describe', 'register_cli', 'defaults_lines', 'add_defaults_epilog']
 
 # %% ../../nbs/09c_describe.ipynb #ba1bc572
 def config_rows(cls) -> list[tuple[str, object, str]]:
@@ -64,3 +64,27 @@ def register_cli(subparsers):
     p = subparsers.add_parser('describe', help="list a benchmark's settings and options with their defaults and help")
     p.add_argument('name', nargs='?', help='a registered benchmark (none: list them)')
     p.set_defaults(func=cmd_describe)
+
+# %% ../../nbs/09c_describe.ipynb #938faa08
+_DEFAULTS = {'eval': ('the voters and evaluation settings each declares (`--set KEY=VALUE`)', lambda b: config_rows(b.Config)),
+             'generate': ("the options of each one's generator (`--set KEY=VALUE`)", lambda b: [(k, o.default, '') for k, o in b.generate_options.items()]),
+             'report': ('the report options each declares (`--set KEY=VALUE`)', lambda b: [(k, o.default, '') for k, o in b.options.items()])}
+
+def defaults_lines(what: str) -> list[str]:
+    "Each registered benchmark's declared defaults for a verb's help, read from its class: `what` is 'eval', 'generate' or 'report'."
+    title, rows_of = _DEFAULTS[what]
+    names = benchmark_names()
+    w, lines = max(map(len, names), default=0), [f"benchmarks, with {title}; `l0kit describe NAME` says what each does:"]
+    for name in names:
+        try: b = benchmark_class(name)
+        except PluginUnavailable: lines.append(f"  ({name}: unavailable, its plugin fails to load)"); continue
+        pairs = ' '.join(f"{k}={_shown(d)}" for k, d, _ in rows_of(b)) or 'none'
+        voters = f"{b.default_voters} voter{'s' * (b.default_voters != 1)}; " if what == 'eval' else ''
+        lines.append(f"  {name:<{w}}  {voters}{pairs}")
+    return [terminal_safe(l) for l in lines]
+
+def add_defaults_epilog(parser, what: str):
+    "End `parser`'s help with `defaults_lines(what)`, read when the help is printed (building the parser reads no benchmark)."
+    plain = parser.format_help
+    parser.format_help = lambda: plain() + '\n' + '\n'.join(defaults_lines(what)) + '\n'
+    return parser

@@ -11,6 +11,7 @@ from ..protocol.config import ConfigError, YamlSyntaxError, load_yaml, read_yaml
 from ..protocol.models import MODEL_KINDS
 from ..runs.runner import RunConfig, run_eval
 from ..runs.format import Shard
+from .describe import add_defaults_epilog
 
 # %% auto #0
 __all__ = ['extra_body_of', 'settings_from_args', 'add_eval_arguments', 'budget_lines', 'cmd_eval', 'cmd_models', 'register_cli']
@@ -50,15 +51,16 @@ def add_eval_arguments(p: argparse.ArgumentParser):
     "The `eval` subcommand's arguments."
     p.add_argument('--benchmark', choices=benchmark_names(), help="which benchmark (default: the one the data folder's card names)")
     p.add_argument('--data', required=True, help='data set folder (its card names the benchmark)')
-    p.add_argument('--split', required=True, help='split name (e.g. short)')
+    p.add_argument('--split', required=True, help="split name (the data folder's card lists them)")
     p.add_argument('--model', default='smollm2', help="model spec (see `l0kit models`; `simulated[:OPTIONS]` is the benchmark's own simulated model)")
     p.add_argument('--out', required=True, help='run folder (created, or resumed when it exists)')
     p.add_argument('--force', action='store_true', help="write into an --out folder that holds other files than a run's (none of them is removed)")
     p.add_argument('--limit', type=int, default=None, help='evaluate only the first K items')
     p.add_argument('--shard', default=None, help='K/N: evaluate only the K-th of N disjoint parts of the (item, voter) pairs')
     p.add_argument('--config', default=None, help='YAML file: `run:` and `benchmark:` sections, or a flat mapping')
-    p.add_argument('--set', action='append', metavar='KEY=VALUE', help='a benchmark setting (repeatable), e.g. --set answer_format=json')
-    p.add_argument('--voters', type=int, help="attempts per item (default: the benchmark's protocol, its `default_voters`: `l0kit describe NAME` shows it)")
+    p.add_argument('--set', action='append', metavar='KEY=VALUE', help="one of the benchmark's evaluation settings (repeatable); each "
+                   "benchmark's are listed below with their defaults")
+    p.add_argument('--voters', type=int, help="attempts per item (default: the benchmark's protocol, its `default_voters`, listed below)")
     p.add_argument('--seed', type=int, help='seed of demonstration draws and sampling')
     p.add_argument('--reasoning', action='store_true', default=None, help='a reasoning model: temperature 0.6, budget x20')
     p.add_argument('--temperature', type=float, help='override the decoding temperature')
@@ -143,5 +145,6 @@ def register_cli(subparsers):
     "Add `eval` and `models` to an argparse subparsers object (each sets `func`)."
     p = subparsers.add_parser('eval', help='evaluate a model on a split of any benchmark into a resumable run folder')
     add_eval_arguments(p); p.set_defaults(func=cmd_eval)
+    add_defaults_epilog(p, 'eval')  # each benchmark's voters and settings, read from it when --help prints
     m = subparsers.add_parser('models', help='list the model spec kinds')
     m.set_defaults(func=cmd_models)

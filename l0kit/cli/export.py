@@ -8,6 +8,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 from ..protocol.benchmark import DEFAULT_BENCHMARK, benchmark_of, benchmark_names
+from .describe import add_defaults_epilog
 
 # %% auto #0
 __all__ = ['EXPORTS', 'cmd_export', 'register_cli']
@@ -23,12 +24,13 @@ def _settings(p, out: str):
                                     "(the benchmark's evaluation settings) sections, or one flat mapping")
     p.add_argument('--set', action='append', metavar='KEY=VALUE',
                    help="one of the benchmark's evaluation settings (repeatable), as for `l0kit eval`: each benchmark takes its own "
-                        "(e.g. --set shots=2 for L0, --set method=io for CoRE); a name it does not take is an error listing those it does")
+                        "(listed below with their defaults); a name it does not take is an error listing those it does")
     p.add_argument('--seed', type=int, help="the run's seed (default 0), as for `l0kit eval`: it fixes what a benchmark draws per (item, voter), "
-                                            "such as L0's demonstrations; the prompts of a benchmark that draws nothing are the same for every seed")
+                                            "such as demonstrations; the prompts of a benchmark that draws nothing are the same for every seed")
     p.add_argument('--limit', type=int, help='only the first K items of the split')
     p.add_argument('--split', required=True, help="the split to export (the data folder's card lists them)")
     p.add_argument('--out', required=True, help=out)
+    add_defaults_epilog(p, 'eval')  # each benchmark's voters and settings, read from it when --help prints
 
 # %% ../../nbs/69_bridges_export_cli.ipynb #dc86d2e4
 def cmd_export(args) -> int:

@@ -9,6 +9,7 @@ import l0kit
 from ..protocol.benchmark import BENCHMARKS, DEFAULT_BENCHMARK, PluginUnavailable, benchmark_class, benchmark_names, check_data_out, check_options, get_benchmark, parse_set, stamp_card
 from ..protocol.config import ConfigError, DataError, terminal_safe
 from ..protocol.models import ModelError
+from .describe import add_defaults_epilog
 
 # %% auto #0
 __all__ = ['COMMANDS', 'USER_ERRORS', 'cmd_generate', 'build_parser', 'main']
@@ -85,14 +86,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     g.add_argument('--out', required=True, help='output folder')
     g.add_argument('--config', help="YAML file of the benchmark's data settings (its DataConfig)")
     g.add_argument('--seed', type=int, help="generation seed (default: the config's, 0)")
-    g.add_argument('--limit', type=int, help='items per split (l0: programs, procbench: items per task, sx: samples per subset, core: problems)')
+    g.add_argument('--limit', type=int, help="items per split (what one item is, and how a split is counted, is the benchmark's: "
+                   "`l0kit describe NAME` lists its data settings)")
     g.add_argument('--workers', type=int, default=1, help='processes (the data set does not depend on it)')
-    g.add_argument('--set', action='append', metavar='KEY=VALUE', help="an option of the benchmark's generator (repeatable), e.g. --set preset=base for l0")
-    g.add_argument('--preset', help="shortcut for --set preset=NAME (l0: base | small | ladder | ...)")
-    g.add_argument('--show', action='store_true', help='shortcut for --set show=true: print one rendered example')
+    g.add_argument('--set', action='append', metavar='KEY=VALUE', help="an option of the benchmark's generator (repeatable); each "
+                   "benchmark's are listed below with their defaults")
+    g.add_argument('--preset', help="shortcut for --set preset=NAME, for a generator that takes a preset (listed below; "
+                   "`l0kit describe NAME` gives its choices)")
+    g.add_argument('--show', action='store_true', help='print one rendered example, for a generator that takes the option show (listed below)')
     g.add_argument('--quiet', action='store_true', help='no progress bar')
     g.add_argument('--force', action='store_true', help='write into an --out folder that holds other files (those of the same names are replaced, nothing else is removed)')
     g.set_defaults(func=cmd_generate)
+    add_defaults_epilog(g, 'generate')  # each benchmark's generator options, read from it when --help prints
     for mod in COMMANDS: importlib.import_module(mod).register_cli(sub)
     _benchmark_commands(sub, command)
     return p

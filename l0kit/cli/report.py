@@ -8,6 +8,7 @@ import sys
 import l0kit
 from ..runs.report import add_report_options, budget_text, report, report_json, report_options
 from ..protocol.config import mathtext_safe, terminal_safe
+from .describe import add_defaults_epilog
 
 # %% auto #0
 __all__ = ['print_report', 'cmd_report', 'register_cli']
@@ -48,7 +49,7 @@ def register_cli(subparsers):
     "Add `report` to the `l0kit` command."
     p = subparsers.add_parser('report', help="score run folders of any benchmark and print the paper's tables")
     p.add_argument('runs', nargs='+', help='run folders (the shards and splits of one run merge into one report)')
-    add_report_options(p)
+    add_report_options(p); add_defaults_epilog(p, 'report')  # each benchmark's report options, read from it when --help prints
     p.add_argument('--json', action='store_true', help='print the numbers as JSON (results only)')
     p.add_argument('--figures', metavar='DIR', help='save the figures (PNG, SVG) under DIR')
     p.set_defaults(func=cmd_report)

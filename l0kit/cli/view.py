@@ -6,6 +6,7 @@
 from __future__ import annotations
 from ..runs.report import add_report_options, report_options
 from ..view.page import after_run, write_page
+from .describe import add_defaults_epilog
 
 # %% auto #0
 __all__ = ['cmd_view', 'register_cli']
@@ -26,5 +27,5 @@ def register_cli(subparsers):
     p.add_argument('runs', nargs='+', help='run folders (the shards and splits of one run merge)')
     p.add_argument('--out', help='the HTML file to write (default: view.html in the first run folder)')
     p.add_argument('--show', nargs='?', const='', default=None, metavar='ID', help="also print an item's alignment (default: the most telling)")
-    add_report_options(p)
+    add_report_options(p); add_defaults_epilog(p, 'report')  # each benchmark's report options, read from it when --help prints
     p.set_defaults(func=cmd_view)

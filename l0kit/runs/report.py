@@ -226,5 +226,5 @@ def report_options(args) -> dict:
 def add_report_options(p):
     "`--data` and `--set` of the verbs that score runs (report, view)."
     p.add_argument('--data', help='data set folder (default: the one recorded in run.json)')
-    p.add_argument('--set', action='append', metavar='KEY=VALUE', help="a report option of the run's benchmark (repeatable), e.g. "
-                   "--set k=5 --set pass_maj=true for L0; a wrong name lists the benchmark's options")
+    p.add_argument('--set', action='append', metavar='KEY=VALUE', help="a report option of the run's benchmark (repeatable): "
+                   "each benchmark's are listed below and by `l0kit describe NAME`; a wrong name lists them")
