@@ -191,3 +191,39 @@ def test_each_kit_benchmark_holds_its_hooks_in_its_own_class_body(module, cls_na
     pkg = importlib.import_module(f"l0kit.{module.split('.')[0]}")
     shadows = sorted(f"{m.__name__}.{x}" for m in (mod, pkg) for x in hooks | attrs if vars(m).get(x, 0) is None)
     assert shadows == [], f"module-level None for hook names: {shadows}"
+
+
+def test_every_wide_record_is_built_by_keyword_after_its_first_field():
+    "Each wide dataclass of the kit (five fields or more, once built positionally) takes its first field by position and every other by keyword only: its old positional form is a TypeError, and the same values named build it."
+    import dataclasses, importlib
+    f = lambda *a: None
+    old_forms = {   # module.Class: the positional form it was built with before, as in the kit's own calls
+        'protocol.models.Completion': ('', 40, 0, 0.0, 'error', 'server down'),
+        'runs.report.Report': ('l0', 'model', False, {}, 0, {}, [], None, None, {}, {}),
+        'runs.compare.Comparison': ('l0', 'a', 'b', 0, None, {}, None, [], 0.95),
+        'view.page.Answer': ([0, 2], ['L2,x:1', 'L3,'], False, 1, 'expression', 'arithmetic', '', None, 'k'),
+        'view.page.ItemView': ('l0', 'short-0000', 'short', 'L1 def function(x):', [1, 2], ['L2,x:1', 'L3,'], [], {}, []),
+        'view.page.RunView': (None, None, {}, {}, {}),
+        'l0.metrics.TraceScore': (False, 2, 3, 'ended_early', ['L2,'], ['L2,']),
+        'l0.check.Vocabulary': ((('x', 'int'),), False, frozenset(), frozenset(), frozenset(), frozenset(), 9, 4),
+        'procbench.tasks.Task': ('task00', 'Double', 'int', 'int', 'Double the number.', f, f, f, f),
+        'sx.atomic.AtomicClass': ('negate', 'arithmetic', 'int', 'int', '-x', ('def f(x):\n    return -x\n',)),
+        'sx.compose.Composite': ('sequential', 'def main(x):\n    return x\n', 'int', [], []),
+        'sx.dataset.SubsetConfig': ('easy', 'reasoning', 750, {'sequential': 325}, (3, 5), (6, 10)),
+        'corebench.pytrace.TraceStep': (3, 4, 'total += x', 'stmt', 'f', 0, 0, {'total': '6'}, ['total']),
+        'corebench.pytrace.Trace': ('def f(xs): ...', 'f', '[1]', [], '1', None, 'ok'),
+        'corebench.pytrace._Stmt': (3, 3, 'for x in xs', 'for', (4, 7), ('x',), (0, 11)),
+        'corebench.diversity.FilterDecision': (1, 5, 0.91, False, 'similar to #0'),
+        'corebench.diversity.TestReduction': ([3], 4, 1, 12, []),
+        'corebench.probes.Probe': ('What is `total`?', '16', 'integer', ['State'], 16, 6, 'total', 'history'),
+        'protocol.benchmark.ItemLayout': ('def f(x): ...', [1, 2], ['L2,x:1', 'L3,'], {}, []),
+    }
+    for where, args in old_forms.items():
+        module, name = where.rsplit('.', 1)
+        cls = getattr(importlib.import_module(f'l0kit.{module}'), name)
+        fs = dataclasses.fields(cls)
+        assert len(fs) >= 5 and len(args) <= len(fs), where
+        assert [x.name for x in fs if not x.kw_only] == [fs[0].name], f"{where}: {[x.name for x in fs[1:] if not x.kw_only]} not keyword-only"
+        with pytest.raises(TypeError, match='positional argument'): cls(*args)
+        named = cls(args[0], **{x.name: v for x, v in zip(fs[1:], args[1:])})
+        assert [getattr(named, x.name) for x in fs[:len(args)]] == list(args), where

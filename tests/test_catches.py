@@ -183,7 +183,8 @@ class ByTurn(Model):
 
     def generate(self, prompts, params=None, seeds=None):
         self.prompts += prompts
-        return [[Completion(self.answers[p.pair['turn'] - 1], 10, 5, 0.1, 'stop')] for p in prompts]
+        return [[Completion(self.answers[p.pair['turn'] - 1], prompt_tokens=10, completion_tokens=5, latency_s=0.1, finish_reason='stop')]
+                for p in prompts]
 
 
 def test_rhda2_run_writes_the_second_analysis_into_turn_3(tmp_path, io_item):

@@ -188,7 +188,8 @@ class Huge(Model):
     "Answers voter 0 of the first item with 17 MiB of 'x' (past the 16 MiB line bound), everything else with 'L2,'."
     spec, name, simulated = 'huge', 'huge', True
     def generate(self, prompts, params=None, seeds=None):
-        return [[Completion('x' * (17 * 2**20) if (p.pair['id'], p.pair['voter']) == (self.first, 0) else 'L2,', 1, 1, 0.0, 'stop')]
+        return [[Completion('x' * (17 * 2**20) if (p.pair['id'], p.pair['voter']) == (self.first, 0) else 'L2,',
+                            prompt_tokens=1, completion_tokens=1, latency_s=0.0, finish_reason='stop')]
                 for p in prompts]
 
 

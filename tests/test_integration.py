@@ -28,7 +28,8 @@ class ScriptedModel(Model):
     def __init__(self, items, answer): self.by_id, self.answer = {it['id']: it for it in items}, answer
     def generate(self, prompts, params=None, seeds=None):
         prompts, params = prepare(prompts, params)
-        return [[Completion(self.answer(self.by_id[p.pair['id']], p.pair['voter']), 10, 10, 0.0, 'stop')] for p in prompts]
+        return [[Completion(self.answer(self.by_id[p.pair['id']], p.pair['voter']), prompt_tokens=10, completion_tokens=10, latency_s=0.0,
+                            finish_reason='stop')] for p in prompts]
 
 
 def replay_matches(bench, items, run1, tmp_path, config):

@@ -83,7 +83,7 @@ def test_runs_through_the_shared_runner(tmp_path):
                 it = by_id[p.pair['id']]
                 if it['task'] == 'predict': t = "\n".join(f"Pair {k}: {'Yes' if c['matches'] else 'No'}" for k, c in enumerate(it['tests'], 1))
                 else: t = "\n".join(f"Call {k}: {c['steps']}" for k, c in enumerate(it['tests'], 1))
-                out.append([Completion(t, 1, 1, 0.0, 'stop')])
+                out.append([Completion(t, prompt_tokens=1, completion_tokens=1, latency_s=0.0, finish_reason='stop')])
             return out
 
     summary = runner.run_eval(b, Oracle(), items, tmp_path / 'run', runner.RunConfig(voters=1), data=str(tmp_path / 'data'), split='all', progress=False)

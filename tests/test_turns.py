@@ -53,7 +53,7 @@ class Scripted(Model):
             if (i, v, k) in self.fail: out.append([Completion('', finish_reason='error', error='HTTP 500')]); continue
             script = self.script.get((i, v), [])
             text = script[k - 1] if k <= len(script) else self.bench.reference({'start': int(i[1:])})
-            out.append([Completion(text, 10 * k, k, 0.5, 'stop')])
+            out.append([Completion(text, prompt_tokens=10 * k, completion_tokens=k, latency_s=0.5, finish_reason='stop')])
         return out
 
 
@@ -336,7 +336,7 @@ class CoreScripted(Model):
         for p in prompts:
             i, k = p.pair['id'], p.pair['turn']
             self.asked.append((i, k))
-            out.append([Completion(self.script[i][k - 1], 10, 1, 0.5, 'stop')])
+            out.append([Completion(self.script[i][k - 1], prompt_tokens=10, completion_tokens=1, latency_s=0.5, finish_reason='stop')])
         return out
 
 

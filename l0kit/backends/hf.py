@@ -108,7 +108,8 @@ def _run(self: TransformersModel, ids, budgets, params, n=1, seed=None) -> list[
         if ended: row = row[:row.index(tok.eos_token_id)]
         text, hit = truncate_at_stop(tok.decode(row, skip_special_tokens=True), params.stop)
         ntok = len(tok(text, add_special_tokens=False)['input_ids']) if hit else len(row) + ended
-        res.append(Completion(text, len(ids[i]), ntok, latency, 'stop' if ended or hit else 'length',
+        res.append(Completion(text, prompt_tokens=len(ids[i]), completion_tokens=ntok, latency_s=latency,
+                              finish_reason='stop' if ended or hit else 'length',
                               meta={'batch': len(ids)}))
     return [res[i * n:(i + 1) * n] for i in range(len(ids))]
 
@@ -121,7 +122,7 @@ def generate(self: TransformersModel, prompts, params=None, seeds=None):
     budgets = [b for b, _ in fits]
     out = [None] * len(prompts)
     for i, (_, err) in enumerate(fits):  # no generation for a prompt that cannot fit
-        if err: out[i] = [Completion('', len(ids[i]), 0, 0.0, 'error', err)] * params.n
+        if err: out[i] = [Completion('', prompt_tokens=len(ids[i]), completion_tokens=0, finish_reason='error', error=err)] * params.n
     live = [i for i in range(len(prompts)) if out[i] is None]
     if params.temperature > 0:
         for i in live: out[i] = self._run([ids[i]], [budgets[i]], params, params.n, seeds[i] if seeds else None)[0]

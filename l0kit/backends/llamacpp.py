@@ -157,7 +157,8 @@ def _complete(self: LlamaCppModel, ids: list, limit: int, params: GenerationPara
             if len(toks) >= limit: break
     text, _ = truncate_at_stop(raw.decode('utf-8', 'ignore'), params.stop)
     n = self.count_tokens(text) if hit or kept else len(toks) + ended
-    return Completion(text, len(ids), n, time.perf_counter() - t0, 'stop' if ended or hit or kept else 'length',
+    return Completion(text, prompt_tokens=len(ids), completion_tokens=n, latency_s=time.perf_counter() - t0,
+                      finish_reason='stop' if ended or hit or kept else 'length',
                       meta={'cached_prompt_tokens': cached} | ({'stopped_after': True} if kept else {}))
 
 @patch
@@ -178,7 +179,7 @@ def generate(self: LlamaCppModel, prompts, params=None, seeds=None):
     fits = [self._fit(len(x), b) for x, b in zip(ids, asked)]
     out = [None] * len(prompts)
     for i, (_, err) in enumerate(fits):  # no generation for a prompt that cannot fit
-        if err: out[i] = [Completion('', len(ids[i]), 0, 0.0, 'error', err)] * params.n
+        if err: out[i] = [Completion('', prompt_tokens=len(ids[i]), completion_tokens=0, finish_reason='error', error=err)] * params.n
     for i in sorted((i for i in range(len(prompts)) if out[i] is None), key=lambda i: ids[i]):
         limit = fits[i][0]
         if params.temperature > 0:

@@ -314,8 +314,9 @@ def completion_of(c: dict,  # one choice of the reply
     if key: text, thought = (v.replace(key, REDACTED) if isinstance(v, str) else v for v in (text, thought))
     share = lambda v: v // n_choices if type(v) is int and v >= 0 else None
     details = usage.get('completion_tokens_details')
-    return Completion(text or '', usage.get('prompt_tokens') if type(usage.get('prompt_tokens')) is int else None,
-                      share(usage.get('completion_tokens')), latency_s, c.get('finish_reason') if isinstance(c.get('finish_reason'), str) else None,
+    return Completion(text or '', prompt_tokens=usage.get('prompt_tokens') if type(usage.get('prompt_tokens')) is int else None,
+                      completion_tokens=share(usage.get('completion_tokens')), latency_s=latency_s,
+                      finish_reason=c.get('finish_reason') if isinstance(c.get('finish_reason'), str) else None,
                       reasoning=thought or None, reasoning_tokens=share(details.get('reasoning_tokens')) if isinstance(details, dict) else None)
 
 # %% ../../nbs/02b_openai_http.ipynb #d602c1ef

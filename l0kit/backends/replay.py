@@ -83,8 +83,9 @@ class ReplayModel(Model):
         meta = {'replayed_from': r['source']} | ({'simulated': True} if r['simulated'] else {})
         if r.get('prompt_hash') and r['prompt_hash'] != prompt_hash(p): meta['prompt_mismatch'] = True
         if r.get('meta'): meta['recorded_meta'] = r['meta']
-        return Completion(r['response'], r.get('prompt_tokens'), r.get('completion_tokens') or estimate_tokens(r['response']),
-                          r.get('latency_s') or 0.0, r.get('finish_reason'), r.get('error'), meta)
+        return Completion(r['response'], prompt_tokens=r.get('prompt_tokens'),
+                          completion_tokens=r.get('completion_tokens') or estimate_tokens(r['response']),
+                          latency_s=r.get('latency_s') or 0.0, finish_reason=r.get('finish_reason'), error=r.get('error'), meta=meta)
 
     def generate(self, prompts, params=None, seeds=None):
         prompts, params = prepare(prompts, params)

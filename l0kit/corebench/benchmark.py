@@ -348,8 +348,9 @@ class CoreBenchmark(Benchmark):
         "The implementation and the call above one row: the expected output, or the probe's ground truth."
         io_, call = item['kind'] == 'io', f"{item['func_name']}({item['input']})"
         sections = [] if io_ else [('question', f"{item['question']}\n(dimensions: {', '.join(item.get('dimensions', []))}; answer type {item.get('answer_type')})")]
-        return ItemLayout(f"{item['source_code'].rstrip()}\n\n{call}", [call if io_ else 'answer'], [str(item['output'] if io_ else item['ground_truth'])],
-                          {'kind': item['kind'], 'problem': item['problem_id'], 'family': item.get('family')}, sections)
+        return ItemLayout(f"{item['source_code'].rstrip()}\n\n{call}", rows=[call if io_ else 'answer'],
+                          target=[str(item['output'] if io_ else item['ground_truth'])],
+                          facts={'kind': item['kind'], 'problem': item['problem_id'], 'family': item.get('family')}, sections=sections)
 
     def response_problem(self, item: dict, response: str) -> str | None:
         "Why a response holds no answer at all (for the runner's run summary), or None."

@@ -5,7 +5,7 @@
 # %% ../../nbs/40a_core_diversity.ipynb #ecb7889e
 from __future__ import annotations
 import io, tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, KW_ONLY
 from radon.visitors import ComplexityVisitor
 from .pytrace import Trace, ProgramSyntaxError
 
@@ -49,6 +49,7 @@ def jaccard_similarity(s: str, t: str) -> float:
 class FilterDecision:
     "Why one candidate implementation was kept or dropped."
     index: int              # position among the candidates
+    _: KW_ONLY
     complexity: int         # C(s)
     max_similarity: float   # largest J(s, t) over the implementations kept before it (0 if none)
     kept: bool
@@ -66,9 +67,11 @@ def filter_implementations(sources: list[str],  # candidate implementations of o
         cc = cyclomatic_complexity(src)
         sims = [(jaccard_similarity(src, sources[k]), k) for k in kept]
         top, nearest = max(sims, default=(0.0, None))
-        if cc < tau_cc or (strict and cc == tau_cc): out.append(FilterDecision(i, cc, top, False, 'complexity'))
-        elif top > tau_sim or (strict and top == tau_sim): out.append(FilterDecision(i, cc, top, False, f'similar to #{nearest}'))
-        else: kept.append(i); out.append(FilterDecision(i, cc, top, True, 'kept'))
+        if cc < tau_cc or (strict and cc == tau_cc):
+            out.append(FilterDecision(i, complexity=cc, max_similarity=top, kept=False, reason='complexity'))
+        elif top > tau_sim or (strict and top == tau_sim):
+            out.append(FilterDecision(i, complexity=cc, max_similarity=top, kept=False, reason=f'similar to #{nearest}'))
+        else: kept.append(i); out.append(FilterDecision(i, complexity=cc, max_similarity=top, kept=True, reason='kept'))
     return out
 
 # %% ../../nbs/40a_core_diversity.ipynb #bef3504c
@@ -96,6 +99,7 @@ def minimal_test_subset(coverage: list[set] # per test: the items it covers
 class TestReduction:
     "The minimal test subset of one problem."
     selected: list[int]   # indices of the kept tests
+    _: KW_ONLY
     before: int           # number of tests given
     after: int            # number kept
     covered: int          # coverage items of the full suite (all kept by construction)
@@ -117,4 +121,4 @@ def reduce_tests(sources: list[str],     # implementations of one problem
             if tr.status != 'ok': failures.append((i, j, tr.error or tr.status))
             cov[j] |= {(i, *item) for item in coverage_items(tr)}
     sel = minimal_test_subset(cov)
-    return TestReduction(sel, len(tests), len(sel), len(set().union(*cov)) if cov else 0, failures)
+    return TestReduction(sel, before=len(tests), after=len(sel), covered=len(set().union(*cov)) if cov else 0, failures=failures)

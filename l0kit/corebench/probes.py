@@ -5,7 +5,7 @@
 # %% ../../nbs/41_core_probes.ipynb #8118baca
 from __future__ import annotations
 import ast, json, math, random, re
-from dataclasses import dataclass, asdict
+from dataclasses import dataclass, asdict, KW_ONLY
 from typing import Callable
 from .pytrace import Trace, TraceStep, literal_value, render_trace
 
@@ -85,6 +85,7 @@ def answers_match(predicted: str,     # the model's answer text
 class Probe:
     "One intermediate-state question with its ground truth read off a trace."
     question: str
+    _: KW_ONLY
     ground_truth: str            # repr text of the answer
     answer_type: str             # one of ANSWER_TYPES
     dimensions: list[str]        # subset of DIMENSIONS, in that order
@@ -160,13 +161,14 @@ def _update_probes(st: TraceStep, v: str, u: int, li: LineInfo, where: str) -> l
     val, out = literal_value(st.locals[v]), []
     extra = ['State'] * (u >= 3) + ['Logic'] * (li.nesting >= 2)
     if li.operators >= 2:
-        out.append(Probe(f"What is the value of `{v}` right after {where}?", st.locals[v], answer_type_of(val),
-                         _dims('Arithmetic', *extra), st.step, st.line, v, 'assignment'))
+        out.append(Probe(f"What is the value of `{v}` right after {where}?", ground_truth=st.locals[v], answer_type=answer_type_of(val),
+                         dimensions=_dims('Arithmetic', *extra), target_step_index=st.step, target_line_number=st.line,
+                         variable=v, rule='assignment'))
     if u >= 3 and st.frame == 0:
         out.append(Probe(f"`{v}` is updated several times. What is its value right after its {_ordinal(u)} update, "
-                         f"which happens on {where}?", st.locals[v], answer_type_of(val),
-                         _dims('State', *(['Arithmetic'] * (li.operators >= 2)), *(['Logic'] * (li.nesting >= 2))),
-                         st.step, st.line, v, 'history'))
+                         f"which happens on {where}?", ground_truth=st.locals[v], answer_type=answer_type_of(val),
+                         dimensions=_dims('State', *(['Arithmetic'] * (li.operators >= 2)), *(['Logic'] * (li.nesting >= 2))),
+                         target_step_index=st.step, target_line_number=st.line, variable=v, rule='history'))
     return out
 
 # %% ../../nbs/41_core_probes.ipynb #6e145fb1
@@ -177,8 +179,9 @@ def _condition_probe(steps: list[TraceStep], st: TraceStep, li: LineInfo, k: int
     ends = (st.kind == 'while' and st.loop_exit) or (st.branch and nxt is not None and nxt.kind in ('break', 'return', 'continue'))
     accumulated = any(updates.get((st.frame, n), 0) >= 3 for n in re.findall(r"[A-Za-z_]\w*", st.text))
     return Probe(f"What does the condition on line {st.line} (`{st.text}`) evaluate to the {_ordinal(k)} time "
-                 f"it is tested (True or False)?", repr(st.branch), 'boolean',
-                 _dims('Logic', *(['Boundary'] * ends), *(['State'] * accumulated)), st.step, st.line, None, 'condition')
+                 f"it is tested (True or False)?", ground_truth=repr(st.branch), answer_type='boolean',
+                 dimensions=_dims('Logic', *(['Boundary'] * ends), *(['State'] * accumulated)), target_step_index=st.step,
+                 target_line_number=st.line, variable=None, rule='condition')
 
 # %% ../../nbs/41_core_probes.ipynb #40b56598
 def _last_updated_in(steps: list[TraceStep], at: TraceStep, body: tuple[int, int]) -> str | None:
@@ -204,22 +207,25 @@ def _boundary_probes(steps: list[TraceStep], st: TraceStep, li: LineInfo, k: int
         v = _last_updated_in(steps, st, li.loop_body)
         if v is not None:
             out.append(Probe(f"What is the value of `{v}` right after the loop on line {st.line} (`{st.text}`) "
-                             f"finishes, the {_ordinal(k)} time that line runs?", st.locals[v],
-                             answer_type_of(literal_value(st.locals[v])), _dims('Boundary', 'State'), st.step, st.line, v, 'loop_exit'))
+                             f"finishes, the {_ordinal(k)} time that line runs?", ground_truth=st.locals[v],
+                             answer_type=answer_type_of(literal_value(st.locals[v])), dimensions=_dims('Boundary', 'State'),
+                             target_step_index=st.step, target_line_number=st.line, variable=v, rule='loop_exit'))
     if st.kind == 'break':
         v = _last_updated_in(steps, st, (0, 10**9))
         if v is not None:
             out.append(Probe(f"What is the value of `{v}` at the moment the `break` on line {st.line} runs for the "
-                             f"{_ordinal(k)} time?", st.locals[v], answer_type_of(literal_value(st.locals[v])),
-                             _dims('Boundary', 'Logic', 'State'), st.step, st.line, v, 'break'))
+                             f"{_ordinal(k)} time?", ground_truth=st.locals[v], answer_type=answer_type_of(literal_value(st.locals[v])),
+                             dimensions=_dims('Boundary', 'Logic', 'State'), target_step_index=st.step, target_line_number=st.line,
+                             variable=v, rule='break'))
     if st.kind == 'for' and st.iteration is not None and st.iteration >= 2 and _is_last_iteration(steps, st):
         m = re.match(r"for\s+(.+?)\s+in\s", st.text)
         names = [n for n in re.findall(r"[A-Za-z_]\w*", m.group(1)) if n in st.locals] if m else []
         for v in names[:1]:
             out.append(Probe(f"The {_ordinal(k)} time line {st.line} (`{st.text}`) runs, it starts the last iteration "
-                             f"of its loop. What is the value of `{v}` in that iteration?", st.locals[v],
-                             answer_type_of(literal_value(st.locals[v])),
-                             _dims('Boundary', *(['State'] * (st.iteration >= 3))), st.step, st.line, v, 'last_iteration'))
+                             f"of its loop. What is the value of `{v}` in that iteration?", ground_truth=st.locals[v],
+                             answer_type=answer_type_of(literal_value(st.locals[v])),
+                             dimensions=_dims('Boundary', *(['State'] * (st.iteration >= 3))), target_step_index=st.step,
+                             target_line_number=st.line, variable=v, rule='last_iteration'))
     return out
 
 # %% ../../nbs/41_core_probes.ipynb #ed4e3a63
@@ -320,7 +326,8 @@ def check_llm_probe(reply: str, trace: Trace) -> Probe:
     for var, truth in options:
         if answers_match(gt, truth, answer_type_of(literal_value(truth))):
             dims = _dims(*[w.strip().capitalize() for w in re.split(r"[+,/&]| and ", str(d.get('complexity_type', '')))]) or ['State']
-            return Probe(q, truth, answer_type_of(literal_value(truth)), dims, k, st.line, var, 'llm')
+            return Probe(q, ground_truth=truth, answer_type=answer_type_of(literal_value(truth)), dimensions=dims, target_step_index=k,
+                         target_line_number=st.line, variable=var, rule='llm')
     raise ProbeRejected(f"ground truth {gt!r} is not a value at step {k} (line {st.line}: {st.text})")
 
 # %% ../../nbs/41_core_probes.ipynb #c105d526

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import ast, hashlib, importlib.util, json, re, sys, textwrap
 from pathlib import Path
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, KW_ONLY
 
 # %% auto #0
 __all__ = ['PROGRAM_FILE', 'SANDBOX_FILE', 'MAX_TRACE_BYTES', 'PyTraceError', 'ProgramSyntaxError', 'EntryPointError',
@@ -79,6 +79,7 @@ def literal_value(text: str,
 class TraceStep:
     "One executed statement: where, what it decided, and the locals right after it."
     step: int                 # 1-based index in execution order
+    _: KW_ONLY
     line: int                 # line number in the source (1 = first line)
     text: str                 # the statement (a compound statement's header), on one line
     kind: str                 # if, elif, while, for, return, break, continue, or stmt
@@ -125,6 +126,7 @@ def _expand_steps(dicts: list[dict]) -> list[TraceStep]:
 class Trace:
     "The step-indexed execution of one call of a Python function."
     source: str
+    _: KW_ONLY
     func_name: str
     args_text: str
     steps: list[TraceStep]
@@ -151,7 +153,7 @@ class Trace:
 # %% ../../nbs/40_core_pytrace.ipynb #3c59c7f2
 @dataclass
 class _Stmt:
-    line: int; end: int; text: str; kind: str
+    line: int; _: KW_ONLY; end: int; text: str; kind: str
     body: tuple[int, int] | None = None   # first and last line of the body of a compound statement
     targets: tuple[str, ...] = ()          # loop variables of a `for`
     cols: tuple[int, int] = (0, 0)         # first and last column on its first line
@@ -177,11 +179,11 @@ def _statement(node: ast.stmt, lines: list[str], source: str) -> _Stmt:
         text, span, head_end = one_line(node.lineno, node.lineno).rstrip(':').strip(), None, node.lineno
     else: head_end, text, span = node.end_lineno, one_line(node.lineno, node.end_lineno), None
     targets = tuple(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)) if kind == 'for' else ()
-    st = _Stmt(node.lineno, head_end, text, kind, span, targets,
-               (node.col_offset, node.end_col_offset if node.end_lineno == node.lineno else 10**6))
+    st = _Stmt(node.lineno, end=head_end, text=text, kind=kind, body=span, targets=targets,
+               cols=(node.col_offset, node.end_col_offset if node.end_lineno == node.lineno else 10**6))
     if span is not None and body[0].lineno == head_end:   # one-line body: its statements get their own steps
-        st.inline = tuple(_Stmt(b.lineno, b.end_lineno, ' '.join(ast.get_source_segment(source, b).split()),
-                                _KINDS.get(type(b), 'stmt'),
+        st.inline = tuple(_Stmt(b.lineno, end=b.end_lineno, text=' '.join(ast.get_source_segment(source, b).split()),
+                                kind=_KINDS.get(type(b), 'stmt'),
                                 cols=(b.col_offset, b.end_col_offset if b.end_lineno == b.lineno else 10**6))
                           for b in body if b.lineno == head_end)
     return st
@@ -263,8 +265,8 @@ class _Recorder:
     def start(self, fid: int, frame, line: int, stmt: _Stmt | None) -> TraceStep:
         "Open a new step of the frame (it is completed by the frame's next event)."
         if len(self.steps) >= self.max_steps: raise StepLimitReached()
-        st = TraceStep(len(self.steps) + 1, line, stmt.text if stmt else '', stmt.kind if stmt else 'stmt',
-                       frame.f_code.co_name, self.depth.get(fid, 0), self.frame_no.get(fid, 0), {})
+        st = TraceStep(len(self.steps) + 1, line=line, text=stmt.text if stmt else '', kind=stmt.kind if stmt else 'stmt',
+                       func=frame.f_code.co_name, depth=self.depth.get(fid, 0), frame=self.frame_no.get(fid, 0), locals={})
         self.steps.append(st); self.pending[fid] = st; self.last_step[fid] = st
         return st
 
@@ -381,7 +383,7 @@ def trace_namespace(namespace: dict,       # globals of the program after its de
         if type(e).__name__ != 'Timeout': raise
         err, status = "Timeout: the call ran past its time limit", 'timeout'
     finally: sys.settrace(old)
-    return Trace(source, func_name, args_text, rec.steps, out, err, status)
+    return Trace(source, func_name=func_name, args_text=args_text, steps=rec.steps, output=out, error=err, status=status)
 
 # %% ../../nbs/40_core_pytrace.ipynb #e9ad42f3
 def trace_in_process(source: str,          # the program: one or more functions / classes
@@ -452,11 +454,12 @@ def _traced_in(sb, source, func_name, args_text, harness, timeout_s) -> Trace:
         from l0kit.protocol.config import DataError, read_json_file
         try: return Trace.from_dict(read_json_file(Path(sb.tmpdir) / res.value['file'], 'the trace', MAX_TRACE_BYTES))
         except (DataError, TypeError, KeyError, AttributeError) as e:   # written in the sandbox, where the program ran too
-            return Trace(source, func_name, args_text, [], None, f"TraceUnreadable: {str(e)[:300]}", 'error')
+            return Trace(source, func_name=func_name, args_text=args_text, steps=[], error=f"TraceUnreadable: {str(e)[:300]}",
+                         status='error')
     if res.ok and isinstance(res.value, dict) and res.value.get('error_type') == 'EntryPointError':
         raise EntryPointError(res.value['error'])
     status = {'Timeout': 'timeout', 'MemoryError': 'memory', 'Crashed': 'memory'}.get(res.error_type, 'error')
-    return Trace(source, func_name, args_text, [], None, f"{res.error_type}: {res.error}", status)
+    return Trace(source, func_name=func_name, args_text=args_text, steps=[], error=f"{res.error_type}: {res.error}", status=status)
 
 # %% ../../nbs/40_core_pytrace.ipynb #a6ff2b2c
 def render_step(st: TraceStep, changed_only: bool = True) -> str:

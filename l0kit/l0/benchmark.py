@@ -201,7 +201,7 @@ class L0Benchmark(Benchmark):
     options = {
         'strict': Option(False, "also fail a response that traces past the end of the target (the paper's text; the release ignores extra lines)", bool, stage='read'),
         'k': Option(31, "voters of table 1's majvote@k and pass@k (capped at the run's)", int),
-        'vote': Option('first', "majvote@k at k < n: 'first' k voters (the authors' release) or 'expected' over random k-subsets", str, ('first', 'expected')),
+        'vote': Option('first', "majvote@k at k < n: 'first' k voters (the authors' release) or 'expected' over random k-subsets", str, choices=('first', 'expected')),
         'pass_maj': Option(False, 'add tables 7/8: pass@k and maj@k', bool),
         'ci': Option(False, '95% bootstrap intervals over programs', bool),
         'compare': Option(None, "a paper model whose published numbers are printed beside the kit's (see l0kit.l0.published)", str),
@@ -283,8 +283,8 @@ class L0Benchmark(Benchmark):
         "The numbered program and the call above the target trace, one row a step."
         from l0kit.l0.prompts import number_program, format_call
         return ItemLayout(f"{number_program(item['program'])}\n\n{format_call(item['program'], item['test_input'])}",
-                          list(range(1, len(item['target']) + 1)), list(item['target']),
-                          {'target steps': len(item['target']), 'program lines': item.get('num_lines', len(item['program'].splitlines()))})
+                          rows=list(range(1, len(item['target']) + 1)), target=list(item['target']),
+                          facts={'target steps': len(item['target']), 'program lines': item.get('num_lines', len(item['program'].splitlines()))})
 
     def corruptions(self, item: dict) -> list:
         "The target with one step's value changed (steps that assign a value)."

@@ -5,7 +5,7 @@
 # %% ../../nbs/10a_l0_check.ipynb #3caca721
 from __future__ import annotations
 import ast, re
-from dataclasses import dataclass
+from dataclasses import dataclass, KW_ONLY
 from functools import lru_cache
 from .grammar import Grammar, BUILTIN_SYMBOLS, reserved_name
 from .generator import GenConfig, VAR_TYPES, INPUT_POOLS
@@ -41,6 +41,7 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 class Vocabulary:
     "What the programs of one grammar may contain."
     names: tuple          # ((name, type or None), ...): the grammar's variable pools; types from the generator's VAR_TYPES
+    _: KW_ONLY
     counters: bool        # `cnter_<depth>` loop counters (terminable while blocks)
     statements: frozenset # of 'assignment', 'if', 'else', 'while', 'while True'
     operators: frozenset  # symbols of OPERATORS the grammar uses
@@ -93,8 +94,9 @@ def grammar_vocabulary(config: GenConfig) -> Vocabulary:
     statements = {w for w, t in (('assignment', '='), ('if', 'if'), ('while', 'while'), ('else', 'else')) if t in tokens}
     if {'while', 'True'} <= tokens: statements.add('while True')
     methods = {m for m in ('append', 'pop') if m in tokens and '.' in tokens}
-    return Vocabulary(tuple(sorted(types.items())), 'cnter' in tokens, frozenset(statements), frozenset(tokens & set(OPERATORS)),
-                      frozenset(methods), frozenset(index), max(numbers, default=0), config.max_expansion_depth)
+    return Vocabulary(tuple(sorted(types.items())), counters='cnter' in tokens, statements=frozenset(statements),
+                      operators=frozenset(tokens & set(OPERATORS)), methods=frozenset(methods), index=frozenset(index),
+                      max_number=max(numbers, default=0), max_depth=config.max_expansion_depth)
 
 # %% ../../nbs/10a_l0_check.ipynb #f023aa64
 _GRAMMAR_FIELDS = ('max_num', 'min_list_len', 'max_list_len', 'max_while_loop', 'max_expansion_depth', 'list_index_vars', 'grammar_override')

@@ -5,7 +5,7 @@
 # %% ../../nbs/15_l0_metrics.ipynb #0f04876b
 from __future__ import annotations
 import hashlib, re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, KW_ONLY
 from functools import lru_cache
 import numpy as np
 from ..protocol.scoring import majority_index
@@ -126,6 +126,7 @@ def _has_extra_steps(trace: str, n: int) -> bool:
 class TraceScore:
     "How one response scores against its target trace."
     correct: bool  # every target line matched (and, in strict mode, no trace line follows)
+    _: KW_ONLY
     steps_to_error: int  # target lines matched before the first error
     target_steps: int  # lines in the target trace
     failure: str | None = None  # None, 'no_trace', 'mismatch', 'ended_early' or 'extra_steps'
@@ -146,16 +147,17 @@ def score_trace(response: str | bytes | None,  # the model's raw output
     tgt = _prepare(tuple(target_lines))
     target, n = tgt[0], len(tgt[0])
     trace = clean_response(response)
-    if not trace: return TraceScore(False, 0, n, "no_trace")
+    if not trace: return TraceScore(correct=False, steps_to_error=0, target_steps=n, failure="no_trace")
     k, verbatim, seen = _compare(trace.replace(" ", ""), tgt)
     if k == n:
-        if strict and _has_extra_steps(trace, n): return TraceScore(False, n, n, "extra_steps")
-        return TraceScore(True, n, n)
+        if strict and _has_extra_steps(trace, n): return TraceScore(correct=False, steps_to_error=n, target_steps=n, failure="extra_steps")
+        return TraceScore(correct=True, steps_to_error=n, target_steps=n)
     lo = max(0, k - context)
     shown = list(target[lo:verbatim]) + seen[max(0, lo - verbatim):k + 1 - verbatim]
     ended = k >= verbatim + len(seen)
     shown += [""] * (k + 1 - lo - len(shown))
-    return TraceScore(False, k, n, "ended_early" if ended else "mismatch", list(target[lo:k + 1]), shown)
+    return TraceScore(correct=False, steps_to_error=k, target_steps=n, failure="ended_early" if ended else "mismatch",
+                      target_context=list(target[lo:k + 1]), response_context=shown)
 
 # %% ../../nbs/15_l0_metrics.ipynb #a0b26ed0
 def majority_vote(responses: list[str],  # the voters' raw responses, in voter order

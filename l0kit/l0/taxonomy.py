@@ -313,7 +313,8 @@ def classify_errors(scores: pd.DataFrame,  # scored responses (`l0kit.l0.analysi
                                              scores["steps_to_error"], scores["failure"]):
         if ok: rows.append((None, None, None)); continue
         it = by_id[pid]
-        s = TraceScore(False, int(steps), len(prepare_target(it["target"])), None if pd.isna(failure) else failure)
+        s = TraceScore(correct=False, steps_to_error=int(steps), target_steps=len(prepare_target(it["target"])),
+                       failure=None if pd.isna(failure) else failure)
         f = classify_first_error(resp, it["target"], it.get("program"), score=s)
         rows.append((f.error_type, f.category, f.detail))
     out = scores.copy()

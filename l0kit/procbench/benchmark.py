@@ -187,8 +187,8 @@ class ProcBenchBenchmark(Benchmark):
     def layout(self, item: dict) -> ItemLayout:
         "The prompt above the label's states, one row a step, the final state last."
         T = target_sequence(item['label'])
-        return ItemLayout(item['prompt'], [f"step {k}" for k in range(1, len(T))] + ['final'], [_state(s) for s in T],
-                          {'task': item['task_name'], 'steps': item['n'], 'initial state': _state(item['label']['init'])})
+        return ItemLayout(item['prompt'], rows=[f"step {k}" for k in range(1, len(T))] + ['final'], target=[_state(s) for s in T],
+                          facts={'task': item['task_name'], 'steps': item['n'], 'initial state': _state(item['label']['init'])})
 
     def splits(self, data_dir) -> list:
         "The length bins of a generated set (`short`, `medium`, `long`) and `all`."

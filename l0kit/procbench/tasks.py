@@ -5,7 +5,7 @@
 # %% ../../nbs/20_procbench_tasks.ipynb #477f0e3c
 from __future__ import annotations
 import ast, random, re, string
-from dataclasses import dataclass
+from dataclasses import dataclass, KW_ONLY
 from typing import Callable
 from .sentences import sentences_with_distinct_words, sentence_words
 from ..protocol.config import DataError, shown
@@ -64,6 +64,7 @@ class States(list):
 class Task:
     "One ProcBench task: its names, state types, procedure text and the functions that generate and solve it."
     id: str                 # "task01" .. "task23", as in the release
+    _: KW_ONLY
     name: str               # the paper's name, e.g. "Sort"
     intermediate_type: str  # "str", "int", "list[str]" or "list[int]"
     final_type: str         # same choices
@@ -125,7 +126,8 @@ def _rand_str(rng: random.Random, k: int, chars: str = LOWER) -> str:
 TASKS: dict[str, Task] = {}
 
 def _register(id, name, itype, ftype, procedure, sample, render, parse, run) -> Task:
-    t = Task(id, name, itype, ftype, procedure.strip(), sample, render, parse, run)
+    t = Task(id, name=name, intermediate_type=itype, final_type=ftype, procedure=procedure.strip(), sample=sample, render=render,
+             parse=parse, run=run)
     TASKS[id] = t
     return t
 

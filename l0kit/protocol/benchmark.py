@@ -6,7 +6,7 @@ that every consumer takes, the base class that gives the defaults, and the regis
 # %% ../../nbs/04_benchmark.ipynb #954749ac
 from __future__ import annotations
 import abc, dataclasses, functools, hashlib, importlib, inspect, json, re
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from importlib.metadata import entry_points
 import pandas as pd
 from .config import ConfigError, DataError, YamlConfig, shown
@@ -140,8 +140,9 @@ def parse_set(pairs) -> dict:
 # %% ../../nbs/04_benchmark.ipynb #76f4f70a
 @dataclass
 class ItemLayout:
-    "What the run page shows of an item: the input, the target rows with their labels, facts and extra sections."
+    "What the run page shows of an item: the input, the target rows with their labels, facts and extra sections (by keyword after `input`)."
     input: str  # what the model was asked about, as a reader should see it
+    _: KW_ONLY
     rows: list  # a label per row (step numbers, `Call 3`, ...)
     target: list  # the target text of each row
     facts: dict = field(default_factory=dict)  # short facts for the header
@@ -421,7 +422,7 @@ class Benchmark(abc.ABC):
         "What the run page shows of `item` (default: its prompt, and the reference answer's lines as rows)."
         target = self.reference(item).splitlines()
         text = '\n\n'.join(m['content'] for m in self.build_prompt(item, 0).messages if isinstance(m.get('content'), str))
-        return ItemLayout(text, list(range(1, len(target) + 1)), target)
+        return ItemLayout(text, rows=list(range(1, len(target) + 1)), target=target)
 
     def view_item(self, item: dict, scores: pd.DataFrame, **options):
         "A view of `item` of the benchmark's own (an `ItemView`), or None (the default): the kit's view, drawn from `layout` and the readings."

@@ -5,7 +5,7 @@
 # %% ../../nbs/02_models.ipynb #1951f98a
 from __future__ import annotations
 import hashlib, importlib, inspect, random, re
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, field, asdict, KW_ONLY
 from .prompt import Prompt, render_raw
 from .config import ConfigError
 
@@ -37,8 +37,9 @@ class GenerationParams:
 
 @dataclass
 class Completion:
-    "One generated text with its token counts, latency and stop reason."
+    "One generated text with its token counts, latency and stop reason (every field after `text` by keyword)."
     text: str
+    _: KW_ONLY
     prompt_tokens: int | None = None  # tokens of the rendered prompt
     completion_tokens: int | None = None  # tokens generated (up to a stop string or the end-of-sequence token)
     latency_s: float = 0.0  # wall-clock seconds of the request (of the whole batch for batched backends)
@@ -183,7 +184,8 @@ class SimulatedModel(Model):
                               f"(its meta lacks {e}): a simulated model answers only its own benchmark's prompts")
         limit, finish = budget(p, params), 'stop'
         if estimate_tokens(text) > limit: text, finish = text[:2 * limit], 'length'
-        return Completion(text, estimate_tokens(render_raw(p)), estimate_tokens(text), 0.0, finish, None, {'simulated': True, **meta})
+        return Completion(text, prompt_tokens=estimate_tokens(render_raw(p)), completion_tokens=estimate_tokens(text), latency_s=0.0,
+                          finish_reason=finish, meta={'simulated': True, **meta})
 
     def info(self) -> dict: return {**super().info(), **self.options}
 

@@ -76,7 +76,8 @@ def completion_from_batch_line(d: dict, endpoint: str = 'chat') -> Completion:
     if finish is not None and not isinstance(finish, str): raise ValueError(f"its finish_reason {shown(finish)} is not a string")
     try: thought = completion_of(ch, endpoint, usage)  # the thinking and its tokens, read as the online client reads them
     except RequestFailed as e: raise ValueError(str(e)) from None
-    return Completion(text, usage.get('prompt_tokens'), usage.get('completion_tokens'), 0.0, finish,
+    return Completion(text, prompt_tokens=usage.get('prompt_tokens'), completion_tokens=usage.get('completion_tokens'), latency_s=0.0,
+                      finish_reason=finish,
                       reasoning=thought.reasoning, reasoning_tokens=thought.reasoning_tokens)
 
 

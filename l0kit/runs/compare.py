@@ -6,7 +6,7 @@
 from __future__ import annotations
 import json, math
 from pathlib import Path
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, KW_ONLY
 import numpy as np
 import pandas as pd
 import l0kit
@@ -57,6 +57,7 @@ def mcnemar_exact(b: int,  # items right for A only
 class Comparison:
     "Two runs of one benchmark compared on the items both answered."
     benchmark: str
+    _: KW_ONLY
     a: str  # model of run A
     b: str  # model of run B
     items: int  # items both answered
@@ -85,7 +86,8 @@ def compare_reports(a: Report, b: Report,
     mc = {'a_only': int((fa & ~fb).sum()), 'b_only': int((~fa & fb).sum()), 'both': int((fa & fb).sum()), 'neither': int((~fa & ~fb).sum())}
     mc['p_value'] = mcnemar_exact(mc['a_only'], mc['b_only'])
     dis = pd.DataFrame({'a_correct': fa, 'b_correct': fb}, index=ta.index)[fa != fb].reset_index()
-    return Comparison(a.benchmark, a.model, b.model, len(ta), pd.DataFrame(rows).T.astype({'items': int}), mc, dis, notes, confidence)
+    return Comparison(a.benchmark, a=a.model, b=b.model, items=len(ta), table=pd.DataFrame(rows).T.astype({'items': int}), mcnemar=mc,
+                      disagree=dis, notes=notes, confidence=confidence)
 
 # %% ../../nbs/07c_compare.ipynb #3291a092
 def _one(dirs, side: str, data, options) -> Report:

@@ -5,7 +5,7 @@
 # %% ../../nbs/07a_report.ipynb #8a918bb2
 from __future__ import annotations
 import collections, itertools, json, math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, KW_ONLY
 from pathlib import Path
 import pandas as pd
 import l0kit
@@ -139,6 +139,7 @@ def read_unclosed(responses: pd.DataFrame, rule: str) -> pd.DataFrame:
 class Report:
     "The tables of one run (one group of folders)."
     benchmark: str
+    _: KW_ONLY
     model: str
     simulated: bool
     settings: dict  # the benchmark's and the run's settings
@@ -182,9 +183,10 @@ def report_group(group: RunGroup, data=None, **options) -> Report:
     voters = sorted({r.meta['run_config'].get('voters') or 0 for r in group.runs})
     if len(voters) > 1: notes.append(f"the folders hold runs of {', '.join(map(str, voters))} voters; each folder's own are scored")
     notes += package_notes(group, bench)
-    return Report(m['benchmark'], m['model_identity'], bool(m.get('simulated')),
-                  {'benchmark': m['benchmark_config'], 'run': {**m['run_config'], 'voters': voters[-1] or None}},
-                  len(scores), bench.tables(scores, items=items, **t_opts), notes, scores, items, opts, budget)
+    return Report(m['benchmark'], model=m['model_identity'], simulated=bool(m.get('simulated')),
+                  settings={'benchmark': m['benchmark_config'], 'run': {**m['run_config'], 'voters': voters[-1] or None}},
+                  responses=len(scores), tables=bench.tables(scores, items=items, **t_opts), notes=notes, scores=scores, items=items,
+                  options=opts, budget=budget)
 
 # %% ../../nbs/07a_report.ipynb #2970dea9
 def report(run_dirs: list, data=None, **options) -> list[Report]:

@@ -5,7 +5,7 @@
 # %% ../../nbs/31_sx_atomic.ipynb #4b6039f0
 from __future__ import annotations
 import ast, random
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, KW_ONLY
 from functools import lru_cache
 from importlib.resources import files
 from ..protocol.config import load_yaml
@@ -19,6 +19,7 @@ __all__ = ['ATOMIC_LIBRARY', 'ATOMIC_CLASSES', 'CLASSES_BY_NAME', 'FORMS', 'EDGE
 class AtomicClass:
     "A class of atomic functions with one input-output mapping, and its hand-written implementations."
     name: str  # identifier of the class, e.g. 'digit_sum'
+    _: KW_ONLY
     category: str  # 'arithmetic', 'check' or 'string' / 'list' manipulation
     in_type: str  # 'int', 'str' or 'list'
     out_type: str  # 'int', 'str', 'bool' or 'list'

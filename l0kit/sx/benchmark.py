@@ -203,8 +203,8 @@ def sx_layout(item: dict, presentation: str = 'visible') -> ItemLayout:
     hidden = presentation == 'hidden' or pred
     labels = [f"Pair {k}: main({c['input']}) returns {c['shown_output']}" if pred else f"Call {k}: main({c['input']})" for k, c in enumerate(tests, 1)]
     target = [('Yes' if c['matches'] else 'No') if pred else str(c['steps']) for c in tests]
-    return ItemLayout(item['program'] if hidden else item['program_visible'], labels, target,
-                      {'task': item['task'], 'composition': item['composition'], 'mean steps': round(float(item['mean_steps']), 1)})
+    return ItemLayout(item['program'] if hidden else item['program_visible'], rows=labels, target=target,
+                      facts={'task': item['task'], 'composition': item['composition'], 'mean steps': round(float(item['mean_steps']), 1)})
 
 # %% ../../nbs/34_sx_benchmark.ipynb #820350ba
 def generate_sx(out, config=None, limit=None, seed=None, workers=1) -> str:

@@ -5,7 +5,7 @@
 # %% ../../nbs/32_sx_compose.ipynb #5b5335a3
 from __future__ import annotations
 import ast, random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, KW_ONLY
 from functools import lru_cache
 from .atomic import ATOMIC_CLASSES, instances_of
 
@@ -40,6 +40,7 @@ def random_chain(rng: random.Random,  # source of randomness
 class Composite:
     "A composed program: its source, entry point, input type and the atomic instances it uses."
     kind: str  # 'sequential', 'selective' or 'loop'
+    _: KW_ONLY
     source: str  # sub-functions f1..fn, then main
     in_type: str  # type of main's argument
     functions: list  # atomic instance ids of f1..fn, in order
@@ -57,7 +58,7 @@ def _assemble(kind, in_type, classes, main_lines, rng) -> Composite:
     insts = [rng.choice(instances_of(c.name)) for c in classes]
     subs = [_rename(i.source, f"f{k}") for k, i in enumerate(insts, 1)]
     main = "def main(x):\n" + "\n".join("    " + l for l in main_lines)
-    return Composite(kind, "\n\n".join(subs + [main]) + "\n", in_type, [i.id for i in insts], subs + [main])
+    return Composite(kind, source="\n\n".join(subs + [main]) + "\n", in_type=in_type, functions=[i.id for i in insts], parts=subs + [main])
 
 def _pipe(names, arg, var='value') -> list[str]:
     "Lines that feed `arg` through the functions `names` into `var`."

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import ast, json, random, time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, field, asdict, KW_ONLY
 from pathlib import Path
 import pandas as pd
 from fastcore.basics import patch
@@ -115,6 +115,7 @@ def corrupt(value, rng: random.Random):
 class SubsetConfig:
     "How one subset is generated."
     name: str  # 'predict', 'easy' or 'hard' (the split name)
+    _: KW_ONLY
     task: str  # 'predict' (Yes/No per input/output pair) or 'reasoning' (run_steps per input)
     count: int  # samples
     composition_mix: dict  # relative weights of 'sequential', 'selective', 'loop'
@@ -142,11 +143,12 @@ class SXDataConfig(YamlConfig):
     "The SX-style data set: seed, subsets and sandbox limits."
     seed: int = 0
     subsets: list = field(default_factory=lambda: [
-        SubsetConfig('predict', 'predict', 626, {'sequential': 208, 'loop': 204, 'selective': 214}, (7, 11), (5, 10)),
-        SubsetConfig('easy', 'reasoning', 750, {'sequential': 325, 'loop': 184, 'selective': 241}, (3, 5), (6, 10),
-                     step_range=(5, 24), max_steps=60, list_prefix_rate=0.0, max_list_len=3),
-        SubsetConfig('hard', 'reasoning', 504, {'sequential': 116, 'loop': 216, 'selective': 172}, (7, 11), (8, 10),
-                     step_range=(45, 140), max_steps=300, list_prefix_rate=0.5, max_list_len=5)])
+        SubsetConfig('predict', task='predict', count=626, composition_mix={'sequential': 208, 'loop': 204, 'selective': 214},
+                     num_functions=(7, 11), num_tests=(5, 10)),
+        SubsetConfig('easy', task='reasoning', count=750, composition_mix={'sequential': 325, 'loop': 184, 'selective': 241},
+                     num_functions=(3, 5), num_tests=(6, 10), step_range=(5, 24), max_steps=60, list_prefix_rate=0.0, max_list_len=3),
+        SubsetConfig('hard', task='reasoning', count=504, composition_mix={'sequential': 116, 'loop': 216, 'selective': 172},
+                     num_functions=(7, 11), num_tests=(8, 10), step_range=(45, 140), max_steps=300, list_prefix_rate=0.5, max_list_len=5)])
     timeout_s: float = 3.0  # sandbox time limit of one batch of test inputs
     memory_mb: int = 512  # sandbox memory limit
     max_attempts: int = 400  # programs drawn per sample before giving up

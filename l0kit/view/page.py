@@ -5,7 +5,7 @@
 # %% ../../nbs/08a_viewer.ipynb #744a9855
 from __future__ import annotations
 import base64, html, importlib.resources, io, json, sys, time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, replace, KW_ONLY
 from pathlib import Path
 import pandas as pd
 import l0kit
@@ -25,6 +25,7 @@ __all__ = ['STYLE', 'RAW_LIMIT', 'PAGE_STYLE', 'PAGE_SCRIPT', 'CONTROLS', 'Answe
 class Answer:
     "One distinct response to an item, its rows, and where it first departs from the target."
     voters: list  # the voters who wrote it
+    _: KW_ONLY
     lines: list  # the response, one entry per row (fewer rows than the target: it ended early)
     correct: bool  # whether the benchmark scores it correct
     first_error: int | None = None  # the row of the first error (None: no error)
@@ -49,6 +50,7 @@ class Answer:
 class ItemView:
     "One item as the viewer shows it: input, target rows and every distinct answer aligned against them."
     benchmark: str  # registry name
+    _: KW_ONLY
     id: str  # item id
     split: str  # item split
     input: str  # what the model was asked about (the numbered program and the call, for L0)
@@ -246,10 +248,11 @@ def item_view_from_readings(bench, item: dict, scores: pd.DataFrame, **options) 
         conv = {'conversation': (row.get('meta') or {}).get('conversation')} if bench.reads_conversation else {}  # read as `score_frame` read it
         r = bench.read(item, text, **conv, **ro)
         e, rows = r.error, ['' if x is None else str(x) for x in r.steps]
-        answers.append(Answer(voters, rows, bool(r.correct), e.step - 1 if e else None, e.type if e else None, e.detail if e else None,
-                              r.note, raw_if_more(text, rows), r.key))
-    return ItemView(bench.name, item['id'], item.get('split', ''), lay.input, list(lay.rows), [str(t) for t in lay.target], answers,
-                    dict(lay.facts), list(lay.sections))
+        answers.append(Answer(voters, lines=rows, correct=bool(r.correct), first_error=e.step - 1 if e else None,
+                              error_type=e.type if e else None, detail=e.detail if e else None, note=r.note,
+                              raw=raw_if_more(text, rows), key=r.key))
+    return ItemView(bench.name, id=item['id'], split=item.get('split', ''), input=lay.input, rows=list(lay.rows),
+                    target=[str(t) for t in lay.target], answers=answers, facts=dict(lay.facts), sections=list(lay.sections))
 
 # %% ../../nbs/08a_viewer.ipynb #8d13c8ae
 def item_view(bench, item: dict, scores: pd.DataFrame, **options) -> ItemView:
@@ -281,6 +284,7 @@ def align(bench, item: dict, responses: list | str) -> ItemView:
 class RunView:
     "A report with what its items' views need: the benchmark and the data items."
     report: object  # the run's `Report` (tables, scores, notes)
+    _: KW_ONLY
     bench: object  # the `Benchmark` with the run's settings
     items: dict  # the data items by id
     options: dict = field(default_factory=dict)  # the report options (a reading option such as L0's `strict` reaches the views)
@@ -323,7 +327,8 @@ def run_views(run_dirs: list, data=None, **options) -> list[RunView]:
     for g in group_runs([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs):
         rep = report_group(g, data, **options)
         bench = get_benchmark(g.meta['benchmark'], g.meta['benchmark_config'])
-        out.append(RunView(rep, bench, getattr(rep, 'items', None) or group_items(g, bench, data), rep.options, group_turns(g.runs)))  # a report that keeps its items saves a load
+        out.append(RunView(rep, bench=bench, items=getattr(rep, 'items', None) or group_items(g, bench, data), options=rep.options,
+                           turns=group_turns(g.runs)))  # a report that keeps its items saves a load
     return out
 
 # %% ../../nbs/08a_viewer.ipynb #ed0ba7c9

@@ -107,8 +107,8 @@ class SumsBenchmark(Benchmark):
 
     def layout(self, item: dict) -> ItemLayout:
         "The chain, one row per operation."
-        return ItemLayout(self.build_prompt(item).messages[0]['content'], [f"{op}" for op in item['ops']], [str(v) for v in item['values']],
-                          {'start': item['start'], 'operations': len(item['ops'])})
+        return ItemLayout(self.build_prompt(item).messages[0]['content'], rows=[f"{op}" for op in item['ops']],
+                          target=[str(v) for v in item['values']], facts={'start': item['start'], 'operations': len(item['ops'])})
 
     def corruptions(self, item: dict) -> list:
         "The reference with one value off by one."
