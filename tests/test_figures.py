@@ -181,3 +181,19 @@ def test_report_figures_skips_a_benchmark_that_draws_none_and_says_simulated(tmp
     assert '3 figure(s) saved to' in capsys.readouterr().out
     record = json.loads((tmp_path / 'l0-fig' / 'accuracy_vs_steps.json').read_text())
     assert record['provenance']['simulated'] is True, record
+
+
+def test_a_figure_record_names_the_commit_of_the_code_that_drew_it(tmp_path):
+    "The JSON record beside a figure holds the checkout's commit (asked of git apart from the kit) and whether the package had changes."
+    import json, subprocess
+    from pathlib import Path
+    import matplotlib.pyplot as plt
+    import l0kit
+    from l0kit.protocol.figures import save_figure
+    pkg = Path(l0kit.__file__).resolve().parent
+    head = subprocess.run(['git', '-C', str(pkg), 'rev-parse', 'HEAD'], capture_output=True, text=True)
+    dirty = subprocess.run(['git', '-C', str(pkg), 'diff', '--quiet', 'HEAD', '--', '.']).returncode != 0
+    fig, ax = plt.subplots(); ax.plot([0, 1])
+    rec = json.loads(save_figure(fig, 'f', tmp_path)[2].read_text()); plt.close(fig)
+    want = head.stdout.strip() if head.returncode == 0 else None
+    assert (rec['commit'], rec['modified']) == (want, dirty if want else None)

@@ -12,7 +12,7 @@ import matplotlib.figure
 import l0kit
 
 # %% auto #0
-__all__ = ['project_root', 'portable_text', 'save_figure']
+__all__ = ['project_root', 'portable_text', 'code_version', 'save_figure']
 
 # %% ../../nbs/08_figures.ipynb #a7c3e1f0
 _ABS_PATH = re.compile(r"(?<![\w.:/~-])/[\w.+@%=,-]+(?:/[\w.+@%=,-]+)*/?")  # an absolute path in text (not a URL's, not a relative one's)
@@ -34,6 +34,18 @@ def portable_text(text: str, root: str | Path) -> str:
         return f".../{p.name}" if p.name else '...'
     return _ABS_PATH.sub(rel, text)
 
+# %% ../../nbs/08_figures.ipynb #c1ba29fe
+def code_version() -> dict:
+    "The kit's version and, in a git checkout, its commit and whether the package's files differ from it (None and None elsewhere)."
+    import subprocess
+    here, out = Path(l0kit.__file__).resolve().parent, {'kit_version': l0kit.__version__, 'commit': None, 'modified': None}
+    git = lambda *a: subprocess.run(['git', '-C', str(here), *a], capture_output=True, text=True, timeout=30)
+    try:
+        if (r := git('rev-parse', 'HEAD')).returncode == 0 and re.fullmatch(r'[0-9a-f]{40}', c := r.stdout.strip()):
+            out['commit'], out['modified'] = c, bool(git('status', '--porcelain', '--untracked-files=no', '--', '.').stdout.strip())
+    except (OSError, subprocess.SubprocessError): pass  # no git, or a slow one: the version alone
+    return out
+
 # %% ../../nbs/08_figures.ipynb #dfe126dd
 def save_figure(fig: matplotlib.figure.Figure,  # the figure to save
                 name: str,  # file name without extension
@@ -43,7 +55,7 @@ def save_figure(fig: matplotlib.figure.Figure,  # the figure to save
     "Save `fig` as `name`.png and `name`.svg with a `name`.json provenance record; return the paths."
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    record, root = dict(figure=name, kit_version=l0kit.__version__, provenance=provenance or {}), project_root(out)
+    record, root = dict(figure=name, **code_version(), provenance=provenance or {}), project_root(out)
     desc = portable_text(json.dumps(record, default=str), root)  # no absolute path of this machine, in any of the three files
     paths = [out / f"{name}.png", out / f"{name}.svg", out / f"{name}.json"]
     fig.savefig(paths[0], dpi=150, bbox_inches="tight", metadata={"Description": desc})
