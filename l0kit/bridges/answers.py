@@ -26,6 +26,7 @@ def plain(v):
     if isinstance(v, dict): return {k: plain(x) for k, x in v.items()}
     return v
 
+# %% ../../nbs/60a_bridges_answers.ipynb #c2908041
 def record_scores(bench: Benchmark, item: dict, response: str, voter: int = 0) -> dict:
     "The report's score row of one response to `item` (what `l0kit report` computes for that record)."
     row = pd.DataFrame([{'id': item['id'], 'voter': voter, 'response': response, 'split': item.get('split')}])
