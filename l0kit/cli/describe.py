@@ -83,6 +83,7 @@ def defaults_lines(what: str) -> list[str]:
         lines.append(f"  {name:<{w}}  {voters}{pairs}")
     return [terminal_safe(l) for l in lines]
 
+# %% ../../nbs/09c_describe.ipynb #06a750ba
 def add_defaults_epilog(parser, what: str):
     "End `parser`'s help with `defaults_lines(what)`, read when the help is printed (building the parser reads no benchmark)."
     plain = parser.format_help
