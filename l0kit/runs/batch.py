@@ -35,7 +35,7 @@ class BatchModel(Model):
 # %% ../../nbs/06a_batch.ipynb #9e9d2f06
 def custom_id(item_id: str, voter: int) -> str: return f"{voter}:{item_id}"
 
-
+# %% ../../nbs/06a_batch.ipynb #e510f0ac
 def export_batch(benchmark, items: list, out, batch_file, spec: str, run: RunConfig | None = None, data: str = '', split: str = '',
                  limit: int | None = None, shard: Shard | str | None = None, force: bool = False) -> int:
     "Write the run's pending requests to `batch_file` (OpenAI Batch API JSONL); the number written."
