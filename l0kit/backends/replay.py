@@ -93,6 +93,7 @@ class ReplayModel(Model):
 
     def info(self): return {**super().info(), 'path': self.path, 'recorded': len(self.records)}
 
+# %% ../../nbs/02c_replay.ipynb #210fe740
 def load_replay(arg: str) -> ReplayModel:
     "The replay model of a `replay:PATH` spec."
     if not arg: raise ModelSpecError("replay needs a path: `replay:RUN_DIR`, `replay:responses.jsonl` or `replay:RELEASE_RESULTS_DIR`")
