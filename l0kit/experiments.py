@@ -48,6 +48,7 @@ class Workspace:
     figures: Path  # figures and tables
     temporary: bool = False  # a smoke run's throwaway folder
 
+# %% ../nbs/19_experiments.ipynb #da323ecb
 def workspace(figures: str = '',  # subfolder of `figures/` (e.g. 'l0')
               test: bool | None = None,  # force a temporary workspace (None: under the test runner)
              ) -> Workspace:
@@ -158,6 +159,7 @@ def run_scores(run_dirs: dict,  # run folders by name (one per split, say)
     if not parts: raise DataError(f"no run has a scored response: {left_out}")
     return pd.concat(parts, ignore_index=True), left_out
 
+# %% ../nbs/19_experiments.ipynb #a4c04a45
 def run_records(run_dir) -> pd.DataFrame:
     "A run folder's records (the last of each (id, voter)), failed requests included: times and token counts."
     from l0kit.runs.report import RESPONSE_COLUMNS
