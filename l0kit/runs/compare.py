@@ -29,6 +29,7 @@ def item_table(scores: pd.DataFrame, metrics: dict) -> pd.DataFrame:
     out = g.agg(**{m: (c, 'mean') for m, c in cols.items()}, voters=('voter', 'size'))
     return out.assign(first_correct=g['correct'].first().astype(bool))
 
+# %% ../../nbs/07c_compare.ipynb #86f06d0e
 def paired_items(a: Report, b: Report) -> tuple[pd.DataFrame, pd.DataFrame, list]:
     "(A's item table, B's, notes) on the items both runs scored, in the same order."
     if a.benchmark != b.benchmark: raise RunError(f"the runs are of two benchmarks ({a.benchmark} and {b.benchmark}): compare runs of one benchmark")
@@ -67,6 +68,7 @@ class Comparison:
     notes: list = field(default_factory=list)
     confidence: float = 0.95
 
+# %% ../../nbs/07c_compare.ipynb #07ecb872
 def compare_reports(a: Report, b: Report,
                     n_resamples: int = 2000,  # bootstrap draws
                     seed: int = 0,  # seed of the draws
@@ -122,6 +124,7 @@ def comparison_json(c: Comparison) -> str:
                        'confidence': c.confidence, 'metrics': t.to_dict(orient='records'), 'mcnemar': c.mcnemar,
                        'disagree': c.disagree.to_dict(orient='records'), 'notes': c.notes}, indent=1, default=str)
 
+# %% ../../nbs/07c_compare.ipynb #c781eb5b
 def comparison_text(c: Comparison, show: int = 20) -> str:
     "The comparison as text (at most `show` of the items where the models disagree)."
     m, pct = c.mcnemar, round(100 * c.confidence)
