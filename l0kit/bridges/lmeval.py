@@ -65,6 +65,7 @@ def vote_metrics(bench, voters: int) -> dict:
         out[f"pass@{voters}"] = ('pass', voters)
     return out | {m: ('table',) + tuple(cell) for m, cell in bench.aggregates.items()}
 
+# %% ../../nbs/60_bridges_lmeval.ipynb #c188c98a
 def python_name(metric: str) -> str:
     "A metric's name as a Python identifier (`pass@3` -> `agg_pass_at_3`)."
     return 'agg_' + re.sub(r'\W', '_', metric.replace('@', '_at_').replace('.', ''))
@@ -76,6 +77,7 @@ def decoding_kwargs(run: RunConfig) -> dict:
     out = {'until': list(run.stop), 'do_sample': t > 0, 'temperature': float(t)}
     return out | ({'top_p': run.top_p} if t > 0 else {})
 
+# %% ../../nbs/60_bridges_lmeval.ipynb #534aff65
 def task_yaml(name: str, bench, docs_file: Path, run: RunConfig, aggregates: dict, meta: dict, gen_prefix: bool) -> str:
     "The task's YAML text (lm-eval's `!function` tags point into the task's Python file `name.py`; the documents named relative to the folder)."
     plain = {'task': name, 'dataset_path': 'json', 'dataset_kwargs': {'data_files': {'test': docs_file.name}},
