@@ -30,6 +30,7 @@ def chat_messages(messages: list) -> list:
     "Inspect chat messages from the kit's `{'role', 'content'}` messages."
     return [_ROLES[m['role']](content=m['content']) for m in messages]
 
+# %% ../../nbs/61_bridges_inspect.ipynb #ecbbf440
 def kit_samples(bench, items: list, seed: int = 0) -> list[Sample]:
     "One Inspect sample per item: voter 0's prompt, the reference answer, the item id."
     from l0kit.protocol.benchmark import one_turn; one_turn(bench, 'an Inspect task')
@@ -137,11 +138,13 @@ def task_signature(cls) -> pyinspect.Signature:
                                                          annotation=types.get(f.name, pyinspect.Parameter.empty))
                                       for f in dataclasses.fields(cls.Config) if f.name not in taken], return_annotation=Task)
 
+# %% ../../nbs/61_bridges_inspect.ipynb #e4dac04b
 def task_label(name: str) -> str:
     "The name of benchmark `name`'s own task: its class's `tool_name`, else its `name`, else the registered name."
     cls = benchmark_class(name)
     return cls.tool_name or cls.name or name
 
+# %% ../../nbs/61_bridges_inspect.ipynb #52670e6a
 def benchmark_task(name: str):
     "The Inspect task of the registered benchmark `name`, registered as `l0kit/LABEL` (`task_label`), with `task_signature`'s parameters."
     cls, label = benchmark_class(name), task_label(name)
@@ -158,6 +161,7 @@ def benchmark_task(name: str):
     make.__annotations__ = {p.name: p.annotation for p in sig.parameters.values() if p.annotation is not p.empty} | {'return': Task}
     return task(name=kit_task_name(label))(make)
 
+# %% ../../nbs/61_bridges_inspect.ipynb #48ff276f
 _MADE: dict = {}  # registered name -> (its class, its task)
 
 def benchmark_tasks() -> dict:
