@@ -19,10 +19,12 @@ def scoring_item(bench, item: dict) -> dict:
     "The part of an item its reading needs (the benchmark's `export_item`)."
     return bench.export_item(item)
 
+# %% ../../nbs/62_bridges_rl.ipynb #3f2289ae
 def data_source(bench) -> str:
     "The row's `data_source`: `l0kit/<tool name>`."
     return f"l0kit/{bench.label}"
 
+# %% ../../nbs/62_bridges_rl.ipynb #f246ab90
 def item_of(data_source: str, ground_truth: str, extra_info: dict | None):
     "(benchmark, item) of a row: the item from `extra_info['item']`, else rebuilt from the reference where the benchmark can."
     bench = as_benchmark(data_source.split('/', 1)[1] if data_source.startswith('l0kit/') else data_source)
@@ -40,6 +42,7 @@ def compute_score(data_source: str, solution_str: str, ground_truth: str, extra_
     r = bench.read(item, solution_str or '')
     return float(r.correct) if mode == 'exact' else float(r.partial)
 
+# %% ../../nbs/62_bridges_rl.ipynb #2a75e6a2
 def compute_score_partial(data_source: str, solution_str: str, ground_truth: str, extra_info: dict | None = None) -> float:
     "verl's reward with partial credit."
     return compute_score(data_source, solution_str, ground_truth, extra_info, mode='partial')
@@ -66,6 +69,7 @@ def rl_rows(bench, items: list, seed: int = 0) -> list[dict]:
              'extra_info': {'split': str(it.get('split')), 'index': i, 'id': it['id'], 'item': json.dumps(scoring_item(bench, it))}}
             for i, it in enumerate(items)]
 
+# %% ../../nbs/62_bridges_rl.ipynb #00b92141
 def export_rl(benchmark: str, data, split: str, out, limit: int | None = None, seed: int = 0, settings: dict | None = None) -> Path:
     "Write verl's Parquet of a split of a data set to `out`."
     import pandas as pd
