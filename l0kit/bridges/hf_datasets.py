@@ -73,6 +73,7 @@ def regenerate_command(bench, card: dict) -> str:
     return (f"pip install {' '.join(map(q, pkgs))}\nl0kit generate --benchmark {q(bench.name)} --out DIR "
             f"--config l0kit_config.yaml --seed {q(card.get('seed', 0))}" + (f" --limit {q(limit)}" if limit else ''))
 
+# %% ../../nbs/63_bridges_hf_datasets.ipynb #3533fb15
 def fenced(text: str, lang: str = '') -> str:
     "A fenced code block of `text` whose fence is longer than any run of backticks in it."
     fence = '`' * max(3, max(map(len, re.findall('`+', text)), default=0) + 1)
@@ -116,6 +117,7 @@ row["messages"], row["reference"]   # ask any chat model; compare its answer wit
 {fenced(bench.citation or '(no citation given)', 'bibtex')}
 """
 
+# %% ../../nbs/63_bridges_hf_datasets.ipynb #9cde04f3
 def dataset_card(bench, card: dict, splits: dict, features: list, as_json: list, sizes: dict | None = None):
     "The Hugging Face `DatasetCard`: metadata (configs, features, split sizes, license, the kit's config and seed) and the text."
     from huggingface_hub import DatasetCard, DatasetCardData
@@ -162,6 +164,7 @@ def check_repo_id(repo: str) -> str:
     except HFValidationError as e: raise ConfigError(f"--push-to-hub {repo!r} is not a repository id (NAME or OWNER/NAME): {str(e).splitlines()[0]}") from None
     return repo
 
+# %% ../../nbs/63_bridges_hf_datasets.ipynb #08656c2d
 def push_to_hub(folder, repo: str, private: bool = False) -> str:
     "Upload an exported dataset folder as the hub's dataset `repo` (the token: `HF_TOKEN` or `hf auth login`); returns its address."
     from huggingface_hub import HfApi, errors
