@@ -44,6 +44,7 @@ def row_score(info: dict, text: str, mode: str = 'exact') -> float:
     r = bench.read(item, text)  # the benchmark's one reading of the answer
     return float(r.correct) if mode == 'exact' else float(r.partial)
 
+# %% ../../nbs/64_bridges_verifiers.ipynb #e10e0d87
 def reply_text(trace: vf.Trace) -> str:
     "The text of the model's last answer in a verifiers trace, as sent (not stripped), '' when it gave none."
     msgs = trace.assistant_messages
@@ -55,6 +56,7 @@ class L0kitData(vf.TaskData):
     answer: str
     info: dict[str, str]
 
+# %% ../../nbs/64_bridges_verifiers.ipynb #29e0ce77
 class L0kitTask(vf.Task[L0kitData]):
     "One item to answer in one turn, scored by the benchmark's reading: `l0kit_exact` and `l0kit_partial`."
     @property
@@ -87,6 +89,7 @@ class L0kitConfig(vf.TasksetConfig):
     generator: dict[str, Any] | None = None  # the generator's config of a training stream
     settings: dict[str, Any] = {}  # the benchmark's settings (as `l0kit eval --set`)
 
+# %% ../../nbs/64_bridges_verifiers.ipynb #af7fcba7
 class L0kitTaskset(vf.Taskset[L0kitTask, L0kitConfig]):
     "A benchmark's items as verifiers tasks: a data set's split, or with no data the benchmark's training stream."
     def __init__(self, config: L0kitConfig):
@@ -117,6 +120,7 @@ class L0kitTaskset(vf.Taskset[L0kitTask, L0kitConfig]):
 class L0kitHarness(NullHarness):
     "verifiers' tool-less chat harness (`null`): the model answers from the prompt alone, with no shell to run the procedure in."
 
+# %% ../../nbs/64_bridges_verifiers.ipynb #a3ecd5fa
 def taskset(benchmark: str | None = None, **kwargs) -> L0kitTaskset:
     "The taskset in Python: `taskset('procbench', data='data/procbench', split='short')`; keyword arguments are `L0kitConfig`'s."
     return L0kitTaskset(L0kitConfig(id='l0kit.bridges.verifiers', benchmark=benchmark, **kwargs))
