@@ -26,6 +26,7 @@ def assistant_content(text: str, reasoning=None):
     from inspect_ai.model import ContentReasoning, ContentText
     return [ContentReasoning(reasoning=reasoning), ContentText(text=text)]
 
+# %% ../../nbs/65_bridges_inspect_log.ipynb #924f154e
 def response_sample(bench, item: dict, row: dict, seed: int, model: str):
     "The Inspect sample of one scored response (a row of `Report.scores`): prompt, response, the kit's score."
     from l0kit.protocol.benchmark import one_turn; one_turn(bench, "an Inspect log sample (its turns are in the run folder's turns/)")
@@ -98,6 +99,7 @@ def export_inspect_log(run_dirs: list, out, data=None) -> Path:
     write_eval_log(log, str(out))
     return out
 
+# %% ../../nbs/65_bridges_inspect_log.ipynb #05902117
 def cmd_inspect_log(args) -> int:
     "Run `l0kit export inspect-log`."
     out = export_inspect_log(args.runs, args.out, args.data)
