@@ -27,6 +27,7 @@ def _file_settings(path) -> tuple[dict, dict]:
     run_fields = {f.name for f in dataclasses.fields(RunConfig)}
     return {k: v for k, v in d.items() if k in run_fields}, {k: v for k, v in d.items() if k not in run_fields}
 
+# %% ../../nbs/09a_eval_cli.ipynb #35e1ac89
 def extra_body_of(text: str) -> dict:
     "The JSON object of `--extra-body`, or a `ConfigError` saying what it must be."
     try: d = json.loads(text)
@@ -34,6 +35,7 @@ def extra_body_of(text: str) -> dict:
     if not isinstance(d, dict): raise ConfigError(f"--extra-body takes a JSON object, e.g. '{{\"top_k\": 20}}', got {terminal_safe(text[:100])}")
     return d
 
+# %% ../../nbs/09a_eval_cli.ipynb #c459742e
 def settings_from_args(args) -> tuple[RunConfig, dict]:
     "The run settings and the benchmark settings of parsed `eval` arguments."
     run, bench = _file_settings(args.config)
@@ -116,6 +118,7 @@ def budget_lines(s: dict) -> list[str]:
                    f"({s['think_tokens'] / max(s['complete'], 1):,.0f} thinking per response)")
     return out
 
+# %% ../../nbs/09a_eval_cli.ipynb #016bd097
 def cmd_eval(args) -> int:
     "Run `l0kit eval`; the exit status."
     s = _run(args)  # a user error or Ctrl-C is reported by `main`, the same way for every command
