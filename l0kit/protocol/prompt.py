@@ -51,18 +51,19 @@ class Prompt:
         "The runner's entries of this prompt (`id`, `voter`, `turn`), `{}` for a prompt no runner sent."
         return self.meta.get(RUNNER) or {}
 
+# %% ../../nbs/01_prompt.ipynb #3dedd56c
 def sha256_hex(data: bytes) -> str:
     "SHA-256 of `data`, fed in pieces under 2 KiB: for longer inputs hashlib lets go of the GIL, and while the HTTP client's event loop runs in another thread, taking it back costs a thread switch (about 0.1 ms) per hash. Same digest."
     h = hashlib.sha256()
     for i in range(0, len(data), 1024): h.update(data[i:i + 1024])
     return h.hexdigest()
 
+# %% ../../nbs/01_prompt.ipynb #414d87e3
 def prompt_hash(prompt) -> str:
     "A short stable hash of what the model sees: the messages and the assistant prefix."
     p = Prompt.coerce(prompt)
     blob = json.dumps({'messages': p.messages, 'assistant_prefix': p.assistant_prefix}, sort_keys=True, ensure_ascii=False)
     return sha256_hex(blob.encode())[:16]
-
 
 # %% ../../nbs/01_prompt.ipynb #a93c01f9
 def render_raw(prompt) -> str:
