@@ -36,6 +36,7 @@ def physical_cores(cpus=None,  # logical CPU numbers (default: those this proces
         except OSError: cores.add(('cpu', str(c)))  # no topology (not Linux, a sandbox): each CPU counts as a core
     return max(1, len(cores))
 
+# %% ../../nbs/02d_llamacpp.ipynb #5662b693
 def _cgroup_cpus(path: str = '/sys/fs/cgroup/cpu.max') -> float | None:
     "The CPUs a cgroup v2 quota allows this process (None: no quota)."
     try: quota, period = Path(path).read_text().split()[:2]
@@ -61,6 +62,7 @@ def gguf_metadata(path) -> dict:
     try: return m.metadata()
     finally: m.close()
 
+# %% ../../nbs/02d_llamacpp.ipynb #a97afd04
 def trained_context(meta: dict) -> int:
     "The context length a GGUF model was trained for (0 when the file does not say)."
     return int(meta.get(f"{meta.get('general.architecture', 'llama')}.context_length", 0) or 0)
