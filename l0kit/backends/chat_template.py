@@ -111,6 +111,7 @@ class BoundedTemplate:
         finally: sys.settrace(before)
         return ''.join(out)
 
+# %% ../../nbs/01a_chat_template.ipynb #ee254ac3
 def compile_template(template: str, like) -> BoundedTemplate:
     "A stranger's chat template compiled within the kit's bounds, in an environment like the engine's `like` (`ChatTemplateError` when too long or broken)."
     import jinja2
@@ -136,6 +137,7 @@ def chat_template_of(tokenizer) -> BoundedTemplate:
     if not template: raise ChatTemplateError("the tokenizer has no chat template; load the model with kind=base")
     return _compiled_chat_template(template)
 
+# %% ../../nbs/01a_chat_template.ipynb #2a589fc8
 def render_chat(prompt, tokenizer) -> str:
     "The text a chat model continues: its tokenizer's chat template up to the assistant turn, rendered within bounds, then the assistant prefix if any."
     p = Prompt.coerce(prompt)
@@ -143,6 +145,7 @@ def render_chat(prompt, tokenizer) -> str:
                                               **dict(tokenizer.special_tokens_map))
     return text + (p.assistant_prefix or '')
 
+# %% ../../nbs/01a_chat_template.ipynb #1b9a7b64
 PROBE = [{'role': 'user', 'content': 'Trace the program.'}]  # a conversation every chat template renders
 
 def check_chat_template(render) -> None:
