@@ -43,6 +43,7 @@ def predict_prompt(item: dict) -> str:
             f"Think it through as carefully as you need. Then end your answer with {n} lines, one per pair and in order, "
             f"each either `Pair k: Yes` or `Pair k: No`.")
 
+# %% ../../nbs/34_sx_benchmark.ipynb #b13dda38
 def reasoning_prompt(item: dict, presentation: str = 'visible') -> str:
     "The step-reasoning question: the final value of `run_steps` for each listed call."
     calls = "\n".join(f"Call {k}: main({c['input']})" for k, c in enumerate(item['tests'], 1))
@@ -123,6 +124,7 @@ def summarize_scores(scores: pd.DataFrame) -> pd.DataFrame:
     if 'model' in scores: return pd.DataFrame({m: row(g) for m, g in scores.groupby('model', sort=False)}).T.rename_axis('Model').round(2)
     return row(scores).to_frame().T.round(2)
 
+# %% ../../nbs/34_sx_benchmark.ipynb #e01aec5b
 def composition_accuracy(scores: pd.DataFrame) -> pd.DataFrame:
     "Accuracy (%) per subset and composition paradigm (the paper's figure 4)."
     t = scores.assign(correct=scores['correct'].astype(bool)).pivot_table(index='subset', columns='composition',
@@ -153,6 +155,7 @@ PAPER_TABLE_1 = published_table('sx', 1).set_index('Model')
 class SXDataError(DataError):
     "An SX data directory or split that is missing or malformed."
 
+# %% ../../nbs/34_sx_benchmark.ipynb #65e4304d
 THINK_OFF_PREFIX = "<think>\n\n</think>\n\n"  # an empty thinking block: a hybrid model (Qwen3) answers after it
 
 @dataclass
@@ -237,6 +240,7 @@ def sx_sandboxes() -> tuple:
     from l0kit.sandbox import Sandbox
     return tuple(Sandbox(3.0, 512, hash_seed=h, trusted=True) for h in (0, 1))
 
+# %% ../../nbs/34_sx_benchmark.ipynb #fd391eaf
 def sx_stream_item(index: int, sandboxes: tuple, seed: int = 0, split: str | None = None, config=None) -> dict:
     "Item `index` of an endless stream: a new composite program of the split's subset (the subsets in turn when none), counted in `sandboxes`."
     import dataclasses
