@@ -152,6 +152,7 @@ def model_family(model_used) -> str:
     name = str(model_used or '').lower()
     return next((fam for fam, keys in _MAKERS if any(k in name for k in keys)), 'other')
 
+# %% ../../nbs/44_core_benchmark.ipynb #150b58d5
 def items_from_published(io_records: list[dict], qa_records: list[dict], split: str = 'test') -> list[dict]:
     "Kit items from records loaded by `load_core_io` and `load_core_qa`."
     items = []
@@ -182,6 +183,7 @@ def wrong_value(value, rng: random.Random):
     if isinstance(value, dict): return {**value, '?': 0}
     return None
 
+# %% ../../nbs/44_core_benchmark.ipynb #8a5ba504
 def simulate_core_response(meta: dict, correct: bool, rng: random.Random,
                            output_correct: bool | None = None  # a probe under RHDA's output feedback: whether its predicted output is right
                           ) -> str:
@@ -203,6 +205,7 @@ def simulate_core_response(meta: dict, correct: bool, rng: random.Random,
     lead = '' if meta['method'] == 'io' else "Following the execution up to that point.\n"
     return f"{lead}Answer: {value!r}"
 
+# %% ../../nbs/44_core_benchmark.ipynb #ac8acc4f
 class CoreSimulatedModel(SimulatedModel):
     "Answers CoRE prompts right with given probabilities, in the prompting method's format (not a language model)."
     label, defaults = 'core-simulated', {'output_accuracy': 0.9, 'probe_accuracy': 0.5, 'amend_accuracy': 0.5, 'seed': 0}
