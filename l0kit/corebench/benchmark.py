@@ -56,6 +56,7 @@ def problem_metrics(scores: pd.DataFrame) -> pd.DataFrame:
     out['RCS'] = out['I'] * out['W_s']
     return out.reset_index()[['voter', 'problem_id', 'I', 'I_s', 'W', 'W_s', 'RCS']]
 
+# %% ../../nbs/44_core_benchmark.ipynb #e2c77904
 def summarize(scores: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
     "Table 1: I, I_s, W, W_s, RCS (percent) and Cons. (0-1), averaged over problems, then over voters."
     groups = [c for c in (by if by is not None else ['model', 'method']) if c in scores]
@@ -81,6 +82,7 @@ def dimension_table(scores: pd.DataFrame, by: list[str] | None = None) -> pd.Dat
     if not groups: return pd.DataFrame([one(pr)])
     return pd.DataFrame([{**dict(zip(groups, k if isinstance(k, tuple) else (k,))), **one(g)} for k, g in pr.groupby(groups)])
 
+# %% ../../nbs/44_core_benchmark.ipynb #3762b616
 def family_table(scores: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
     "I_s (percent) per implementation family: one row per group (model), one column per family."
     groups = [c for c in (by if by is not None else ['model']) if c in scores]
