@@ -26,6 +26,7 @@ class RequestFailed(Exception):
     "One request failed; `retry` says whether trying again may help."
     def __init__(self, msg, retry=False, wait=None): super().__init__(msg); self.retry, self.wait = retry, wait
 
+# %% ../../nbs/02b_openai_http.ipynb #cb8977bd
 def _base_url(url: str) -> str:
     "A server's base URL (ending in /v1), checked: http(s), a host, no credentials, no query, no spaces or control characters."
     url = url.rstrip('/')
@@ -40,6 +41,7 @@ def _base_url(url: str) -> str:
         raise ModelSpecError(f"{shown(url)}: a server URL is scheme://host[:port]/path, without a ?query, spaces or control characters")
     return url if u.path else url + '/v1'
 
+# %% ../../nbs/02b_openai_http.ipynb #822d693d
 RETRY_AFTER_CAP = 60.0  # seconds: a server's Retry-After beyond this is not waited for in one go
 _JSON = {'Content-Type': 'application/json'}
 
@@ -54,6 +56,7 @@ def redact(text, key: str | None = None, limit: int | None = None) -> str:
     text = _TOKENS.sub(lambda m: (m.group(1) or '') + REDACTED, text)
     return text if limit is None else text[:limit]
 
+# %% ../../nbs/02b_openai_http.ipynb #9e75deee
 def _key_of(session) -> str | None:
     "The API key a session sends (its `Authorization: Bearer KEY` header), to keep it out of what the server says back."
     auth = getattr(session, 'headers', {}).get('Authorization', '')
@@ -127,6 +130,7 @@ class EventLoopThread:
 class ServerFailover(UserWarning):
     "A server failed and its requests went to the other servers of the model."
 
+# %% ../../nbs/02b_openai_http.ipynb #187990b2
 @dataclass
 class Server:
     "One OpenAI-compatible server of a model: its base URL, its concurrency and what happened to it."
@@ -155,6 +159,7 @@ def served_entry(m: dict) -> dict:
     keep = lambda k, v: v if type(v) is int and k == 'max_model_len' else v[:200] if isinstance(v, str) and k != 'max_model_len' else None
     return {k: keep(k, m[k]) for k in _DESCRIBED if keep(k, m.get(k)) is not None}
 
+# %% ../../nbs/02b_openai_http.ipynb #b5fbcde6
 def engine_version(session: requests.Session, url: str, timeout: float) -> dict:
     "`{'version': ...}` from the server's version route (vLLM's `GET /version`), read within 64 KiB; {} where it has none."
     try:
