@@ -35,6 +35,7 @@ class GenerationParams:
     max_new_tokens: int | None = None  # overrides every prompt's own budget when set
     extra_body: dict = field(default_factory=dict)  # request fields beyond OpenAI's (`chat_template_kwargs`, `top_k`), sent as given
 
+# %% ../../nbs/02_models.ipynb #afa173a6
 @dataclass
 class Completion:
     "One generated text with its token counts, latency and stop reason (every field after `text` by keyword)."
@@ -64,6 +65,7 @@ def estimate_tokens(text: str) -> int:
     "A generous token count for text whose tokenizer is unknown: one token per two characters."
     return len(text) // 2 + 1
 
+# %% ../../nbs/02_models.ipynb #e17aa4ff
 class Model:
     "Base class of the backends: prompts in, `n` completions out for each."
     spec: str = ''  # the spec string it was loaded from
@@ -101,6 +103,7 @@ def prepare(prompts: list, params: GenerationParams | None) -> tuple[list[Prompt
     if params.n < 1: raise ValueError(f"n must be at least 1, got {params.n}")
     return [Prompt.coerce(p) for p in prompts], params
 
+# %% ../../nbs/02_models.ipynb #fd941942
 def budget(prompt: Prompt, params: GenerationParams) -> int:
     "The token budget of one prompt under `params`."
     return params.max_new_tokens if params.max_new_tokens is not None else prompt.max_new_tokens
@@ -123,10 +126,10 @@ def voter_seed(seed: int, item_id: str, voter: int) -> int:
     h = hashlib.sha256(f"{seed}\x00{item_id}\x00{voter}".encode()).digest()
     return int.from_bytes(h[:8], 'big') >> 1
 
+# %% ../../nbs/02_models.ipynb #fcbbaa15
 def turn_seed(seed: int, item_id: str, voter: int, turn: int = 1) -> int:
     "A 63-bit seed for one turn of an (item, voter) conversation: the first turn's is `voter_seed`'s, each later turn's its own."
     return voter_seed(seed, item_id if turn <= 1 else f"{item_id}\x00turn{turn}", voter)
-
 
 # %% ../../nbs/02_models.ipynb #07c1b9ea
 class SimulatedModel(Model):
@@ -198,6 +201,7 @@ class ModelSpec:
     arg: str = ''
     options: dict = field(default_factory=dict)
 
+# %% ../../nbs/02_models.ipynb #b8a206b3
 def _value(v: str):
     if v.lower() in ('true', 'false'): return v.lower() == 'true'
     for t in (int, float):
@@ -236,6 +240,7 @@ def register_model_kind(kind: str,  # the spec prefix
     "Make `kind:...` specs load through `loader`."
     MODEL_KINDS[kind] = (loader, help)
 
+# %% ../../nbs/02_models.ipynb #389f6859
 def _loader(kind: str):
     if kind == 'simulated': raise ModelSpecError("a simulated model belongs to a benchmark: name the benchmark (`l0kit eval --benchmark NAME --model simulated`, `model_for(spec, bench)`)")
     if kind not in MODEL_KINDS:
