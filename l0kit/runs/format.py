@@ -89,6 +89,7 @@ def _cut(text: str, nbytes: int) -> str:
 class RecordError(DataError):
     "A line of responses.jsonl that does not fit the record format."
 
+# %% ../../nbs/05_runs.ipynb #b3790028
 _TYPES = {'response': str, 'split': str, 'prompt_hash': str, 'item_hash': str, 'prompt_tokens': int,
           'completion_tokens': int, 'latency_s': (int, float), 'error': str, 'finish_reason': str, 'meta': dict, 'reasoning': str}
 _KNOWN = frozenset(f.name for f in fields(Record))
@@ -241,6 +242,7 @@ class RecordColumns:
     bad: list = field(default_factory=list)  # (line number, reason) of lines that do not fit the format
     torn: bytes = b''  # a torn last line (a write cut by a kill), set aside
 
+# %% ../../nbs/05_runs.ipynb #f96325a5
 def read_columns(run_dir) -> RecordColumns:
     "The records of a run folder as columns, streamed (a million lines held as a few lists, not a million objects); equal texts and metas shared."
     cols, bad, lines, last = {k: [] for k in _FIELDS}, [], scan_lines(run_dir), {}
@@ -341,6 +343,7 @@ def check_run_folder(run_dir, force: bool = False):
     if other: raise RunError(f"--out {d} holds files that are not an l0kit run's (e.g. {other[0]!r}); name a new or empty folder or a run "
                              "folder to resume, or pass --force to write the run's files beside them (nothing of yours is removed)")
 
+# %% ../../nbs/05_runs.ipynb #cbb79a79
 _KIT_LOCK = re.compile(rb'(process \d+)?\s*')  # what a kit's `.lock` holds: the writer's process id while it runs, nothing after
 
 class run_lock:
@@ -419,6 +422,7 @@ def new_run_meta(*, benchmark: str,  # registry name (every field by keyword)
                 run_config=run_config, model=model, model_identity=model_identity, model_info=model_info,
                 simulated=simulated, data=data, split=split, limit=limit, shard=shard, created=now, resumes=[])
 
+# %% ../../nbs/05_runs.ipynb #f50f3830
 def _comparable(meta: dict, key: str):
     v = meta.get(key)
     return {'extra_body': {}, **v, 'voters': None} if key == 'run_config' and isinstance(v, dict) else v  # folders from before extra_body: none sent
@@ -469,6 +473,7 @@ class Run:
     @property
     def records(self) -> list: return self.responses.records
 
+# %% ../../nbs/05_runs.ipynb #5d1ceea2
 def read_meta(run_dir) -> dict:
     "The run's `run.json`, in the current format."
     f = Path(run_dir) / RUN_FILE
@@ -481,10 +486,12 @@ def read_meta(run_dir) -> dict:
     if not isinstance(meta, dict): raise RunError(f"{f} does not hold a run description")
     return check_meta(meta, str(f))
 
+# %% ../../nbs/05_runs.ipynb #305b7aa7
 def read_run(run_dir) -> Run:
     "The run folder's description and records."
     return Run(Path(run_dir), read_meta(run_dir), read_records(run_dir))
 
+# %% ../../nbs/05_runs.ipynb #c2198323
 def write_meta(run_dir, meta: dict):
     "Replace `run.json` atomically."
     write_text_safely(Path(run_dir) / RUN_FILE, json.dumps(meta, indent=1, default=str))  # a new file renamed over it: a link is replaced
