@@ -210,6 +210,7 @@ class Stopped(KeyboardInterrupt):
     def __init__(self, msg: str = '', signum: int = signal.SIGTERM):
         super().__init__(msg); self.signum, self.status = int(signum), 128 + int(signum)
 
+# %% ../../nbs/06_runner.ipynb #7f3b1512
 @contextlib.contextmanager
 def stop_on_signals():
     "While a run writes: SIGTERM and SIGHUP raise `Stopped` (in the main thread only; elsewhere nothing changes)."
@@ -343,6 +344,7 @@ def new_messages(prev: Turn | None, prompt: Prompt) -> list:
     head = list(prev.prompt.messages) + [{'role': 'assistant', 'content': prev.answer}]
     return list(prompt.messages[len(head):]) if list(prompt.messages[:len(head)]) == head else list(prompt.messages)
 
+# %% ../../nbs/06_runner.ipynb #f402e104
 def read_turns(out, keys=None) -> dict:
     "The turn records of a run folder: (split, id, voter) -> {turn number: its last record} (only `keys` when given)."
     got = {}
