@@ -229,14 +229,17 @@ def with_run(p, model, run: RunConfig, item: dict, voter: int, turn: int = 1) ->
     if run.reasoning: meta.pop('stop_after', None)  # a thinking model may write the line while it thinks
     return dataclasses.replace(p, meta=meta, max_new_tokens=generation_budget(p, model, run))  # the budget reads the benchmark's meta
 
+# %% ../../nbs/06_runner.ipynb #7da50865
 def build_prompt(benchmark, model, run: RunConfig, item: dict, voter: int) -> Prompt:
     "The prompt of one (item, voter) pair, with the runner's ids in its meta and the run's budget."
     return with_run(benchmark.build_prompt(item, voter, run.seed), model, run, item, voter)
 
+# %% ../../nbs/06_runner.ipynb #a7ded84f
 def build_prompts(benchmark, model, run: RunConfig, pairs: list) -> list:
     "The prompts of (item, voter) pairs, with the runner's ids in their meta and the run's budgets."
     return [build_prompt(benchmark, model, run, it, v) for it, v in pairs]
 
+# %% ../../nbs/06_runner.ipynb #bbfa435a
 class _Tally:
     "What the runner has handed to the writer: counts, tokens, and a progress bar refreshed a few times a second."
     def __init__(self, total, progress, writer):
