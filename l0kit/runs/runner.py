@@ -99,6 +99,7 @@ def think_tokens(c, model) -> dict:
 class ServerChanged(UserWarning):
     "A run resumed against a server that reports another engine version or context than the one that began it."
 
+# %% ../../nbs/06_runner.ipynb #dcb05213
 def server_change(old_info, new_info) -> str | None:
     "What differs between the servers two `model_info`s record (version, max_model_len), or None."
     o, n = ((i or {}).get('server') or {} for i in (old_info, new_info))
@@ -107,6 +108,7 @@ def server_change(old_info, new_info) -> str | None:
     if ctx(o) and ctx(n) and ctx(o) != ctx(n): diffs.append(f"models and max_model_len {ctx(o)} -> {ctx(n)}")
     return f"the server answering this resume differs from the one that began the run ({'; '.join(diffs)}): scores may shift" if diffs else None
 
+# %% ../../nbs/06_runner.ipynb #51ab7fd7
 @dataclass(kw_only=True)
 class RunContext:
     "One run: what the runner, the batch files and the run folder's `run.json` take from it (built by keyword only)."
@@ -126,6 +128,7 @@ class RunContext:
         if not isinstance(self.shard, Shard): self.shard = Shard.parse(self.shard)
         self.voters = self.voters or self.run.voters or self.benchmark.default_voters
 
+# %% ../../nbs/06_runner.ipynb #b45750bc
 def open_run(ctx: RunContext) -> dict:
     "Create the run folder's `run.json`, or check that the one there describes the same run and log the resume."
     out, benchmark, model, voters, limit = ctx.out, ctx.benchmark, ctx.model, ctx.voters, ctx.limit
