@@ -369,6 +369,7 @@ class Conversation:
     records: list = field(default_factory=list)  # their turn records (a failed last one included)
     prompt: Prompt | None = None  # the next turn's prompt (None: the conversation is over)
 
+# %% ../../nbs/06_runner.ipynb #ad448849
 def next_prompt(benchmark, model, run: RunConfig, conv: Conversation) -> Prompt | None:
     "The prompt of the conversation's next turn (the first: `build_prompt`; then `follow_up`, at most `max_turns` in all), with the runner's ids and budget."
     it, v, k = conv.item, conv.voter, len(conv.turns) + 1
@@ -377,6 +378,7 @@ def next_prompt(benchmark, model, run: RunConfig, conv: Conversation) -> Prompt 
     p = benchmark.follow_up(it, v, run.seed, list(conv.turns))
     return None if p is None else with_run(p, model, run, it, v, turn=k)
 
+# %% ../../nbs/06_runner.ipynb #fa7057a1
 def resume_conversation(benchmark, model, run: RunConfig, item: dict, voter: int, stored: dict, item_hash: str, out='') -> Conversation:
     "The conversation of (item, voter) with the turns on disk reused in order, up to the first missing or failed one."
     conv = Conversation(item, voter)
@@ -389,12 +391,14 @@ def resume_conversation(benchmark, model, run: RunConfig, item: dict, voter: int
         conv.prompt = next_prompt(benchmark, model, run, conv)
     return conv
 
+# %% ../../nbs/06_runner.ipynb #18494e28
 def turn_record(conv: Conversation, item_hash: str, c, model) -> Record:
     "The record of the turn `conv.prompt` answered by completion `c` (its new messages in meta `prompt`)."
     rec = make_record(conv.item, conv.voter, conv.prompt, item_hash, c, model)
     rec.meta = {**rec.meta, 'turn': len(conv.turns) + 1, 'prompt': new_messages(conv.turns[-1] if conv.turns else None, conv.prompt)}
     return rec
 
+# %% ../../nbs/06_runner.ipynb #19052385
 def final_record(conv: Conversation, conversation: bool = False) -> Record:
     "The (item, voter)'s record: the last turn's answer (or failure), the first prompt's hash, tokens and latency summed over the turns; with `conversation`, every turn's answer in meta `conversation` (for a benchmark that `reads_conversation`)."
     first, last = conv.records[0], conv.records[-1]
