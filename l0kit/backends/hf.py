@@ -32,6 +32,7 @@ def resolve_device(device: str = 'auto') -> str:
         raise ModelUnavailable(f"device {device!r} was asked for but torch sees no GPU; use device=cpu")
     return device
 
+# %% ../../nbs/02a_transformers.ipynb #de9b1c54
 def resolve_dtype(dtype: str, device: str):
     "The torch dtype a spec's `dtype` option names (`auto`: bfloat16 on GPU, float32 on CPU)."
     torch = _torch()
