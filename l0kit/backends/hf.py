@@ -160,6 +160,7 @@ def weights_fingerprint(path, gguf_file: str | None = None, chunk: int = 8 << 20
             else: h.update(fh.read())  # a small file: all of it
     return h.hexdigest()[:16]
 
+# %% ../../nbs/02a_transformers.ipynb #689b350c
 def _load(path: str, gguf_file: str | None, name: str, device: str, dtype: str, batch_size: int, kind: str, threads: int = 0,
           context: int = 0) -> TransformersModel:
     torch = _torch()
@@ -194,6 +195,7 @@ def load_hf(arg: str, *,
         raise ModelUnavailable(f"{arg!r} is not a Hugging Face model directory (no config.json); give the path of a saved model")
     return _load(str(p), None, p.name, device, dtype, batch_size, kind, threads, context)
 
+# %% ../../nbs/02a_transformers.ipynb #7068d3f4
 def load_gguf(arg: str, *,
               device: str = 'auto',  # 'cpu', 'cuda' or 'auto'
               dtype: str = 'auto',  # 'float32', 'bfloat16', 'float16' or 'auto'
