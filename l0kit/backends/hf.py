@@ -216,6 +216,7 @@ def cache_dir() -> Path:
     "The kit's cache directory: `$L0KIT_CACHE`, else `~/.cache/l0kit`."
     return Path(os.environ.get('L0KIT_CACHE') or Path.home() / '.cache' / 'l0kit')
 
+# %% ../../nbs/02a_transformers.ipynb #3ecea925
 def smollm2_gguf() -> tuple[Path, str]:
     "The packaged SmolLM2 GGUF file and the package version."
     try: dist = importlib.metadata.distribution(SMOLLM2_PACKAGE)
@@ -225,6 +226,7 @@ def smollm2_gguf() -> tuple[Path, str]:
     if not f.is_file(): raise ModelUnavailable(f"{SMOLLM2_PACKAGE} {dist.version} is installed but has no {SMOLLM2_FILE}")
     return f, dist.version
 
+# %% ../../nbs/02a_transformers.ipynb #662698f2
 def convert_gguf(gguf: Path, dest: Path) -> Path:
     "De-quantize a GGUF file into a plain Hugging Face directory at `dest` (atomically)."
     _torch()
@@ -243,12 +245,14 @@ def convert_gguf(gguf: Path, dest: Path) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
     return dest
 
+# %% ../../nbs/02a_transformers.ipynb #efa41b6a
 def smollm2_dir() -> Path:
     "The converted SmolLM2 directory in the cache, converting it on first use."
     gguf, version = smollm2_gguf()
     dest = cache_dir() / f"smollm2-135m-instruct-{version}"
     return dest if (dest / 'config.json').is_file() else convert_gguf(gguf, dest)
 
+# %% ../../nbs/02a_transformers.ipynb #ae8aeca1
 def load_smollm2(arg: str = '', *,
                  device: str = 'auto',  # 'cpu', 'cuda' or 'auto'
                  dtype: str = 'auto',  # float32 on CPU: bfloat16 prefill of long L0 prompts is several times slower there
