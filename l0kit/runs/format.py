@@ -123,6 +123,7 @@ class Responses:
     bad: list = field(default_factory=list)  # (line number, reason) of lines that do not fit the format
     torn: bytes = b''  # a torn last line (a write cut by a kill), set aside
 
+# %% ../../nbs/05_runs.ipynb #aa791b3b
 def _parse_line(raw: bytes) -> Record:
     try: text = raw.decode('utf-8')
     except UnicodeDecodeError as e: raise RecordError(f"not UTF-8 ({e.reason})") from None
@@ -131,6 +132,7 @@ def _parse_line(raw: bytes) -> Record:
     except RecursionError: raise RecordError("JSON nested too deeply") from None
     return record_from_dict(d)
 
+# %% ../../nbs/05_runs.ipynb #fdcafbf6
 _FLAGS = {'rb': os.O_RDONLY, 'ab': os.O_WRONLY | os.O_CREAT | os.O_APPEND, 'a+b': os.O_RDWR | os.O_CREAT | os.O_APPEND}
 
 def _no_link(f, e: OSError):
@@ -159,6 +161,7 @@ def open_in_run(f, mode: str = 'rb', run_dir=None):
     os.set_blocking(fd, True)
     return os.fdopen(fd, mode)
 
+# %% ../../nbs/05_runs.ipynb #1e7647e9
 def bounded_lines(fh, max_line: int = MAX_RECORD_BYTES, chunk: int = 1 << 22, last: bool = False):
     "Yield (line number, raw line) of an open binary file, or (number, None) for a line longer than `max_line` bytes (its bytes dropped, never held); a last line without a newline is returned (`last`: yielded)."
     no, rest, long = 0, b'', False  # long: the line being read is past `max_line`
@@ -174,12 +177,14 @@ def bounded_lines(fh, max_line: int = MAX_RECORD_BYTES, chunk: int = 1 << 22, la
     if long or rest.strip(): yield no + 1, None if long else rest
     return b''
 
+# %% ../../nbs/05_runs.ipynb #ed6b0a8b
 def scan_lines(run_dir, chunk: int = 1 << 22, folder: str = ''):
     "Yield (line number, raw line, or None for a line longer than `MAX_RECORD_BYTES`) of a run folder's responses (or those of its `folder`, e.g. `turns`), `chunk` bytes at a time; returns the torn last line."
     f = Path(run_dir) / folder / RESPONSES_FILE
     if not os.path.lexists(f) and not (folder and os.path.islink(Path(run_dir) / folder)): return b''
     with open_in_run(f, 'rb', run_dir) as fh: return (yield from bounded_lines(fh, MAX_RECORD_BYTES, chunk))
 
+# %% ../../nbs/05_runs.ipynb #4389c03e
 def _record(raw) -> Record:
     if raw is None: raise RecordError(f"longer than {MAX_RECORD_BYTES:,} bytes: no record of the kit is; left out (its pair is asked again)")
     return _parse_line(raw)
@@ -190,6 +195,7 @@ def iter_records(run_dir, folder: str = ''):
         try: yield no, _record(raw)
         except RecordError as e: yield no, e
 
+# %% ../../nbs/05_runs.ipynb #72c4867b
 _SHARED = ('id', 'split', 'item_hash', 'finish_reason', 'response')  # texts that repeat from record to record
 
 def read_records(run_dir) -> Responses:
