@@ -138,6 +138,7 @@ def generate(self: TransformersModel, prompts, params=None, seeds=None):
             for c in out[i]: c.meta['budget_clipped'] = [asked[i], budgets[i]]
     return out
 
+# %% ../../nbs/02a_transformers.ipynb #804b415c
 @patch
 def close(self: TransformersModel):
     self.model = None

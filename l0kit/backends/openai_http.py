@@ -457,6 +457,7 @@ def stream(self: OpenAIModel, jobs,  # an iterable of (key, prompt, seed), read 
         raise
     return n[0]
 
+# %% ../../nbs/02b_openai_http.ipynb #1e5d4898
 @patch
 def generate(self: OpenAIModel, prompts, params=None, seeds=None, on_result=None):
     "For each prompt, `params.n` completions; `on_result(i, completions)` is called as each prompt's answers arrive."
