@@ -454,3 +454,19 @@ def test_a_simulated_model_draws_from_each_turns_own_seed(tmp_path):
     want = {('c3', 1): by_hand(7, 'c3', 0), ('c3', 2): by_hand(7, 'c3\x00turn2', 0), ('c3', 3): by_hand(7, 'c3\x00turn3', 0),
             ('c5', 1): by_hand(7, 'c5', 0), ('c5', 2): by_hand(7, 'c5\x00turn2', 0), ('c5', 3): by_hand(7, 'c5\x00turn3', 0)}
     assert got == want and len(set(got.values())) == 6
+
+
+def test_think_tokens_are_summed_over_a_conversations_turns(tmp_path):
+    "Each turn's thinking counted by the server (5 x turn), one turn silent: the response holds the sum, by hand from SCRIPT."
+    import dataclasses
+    class Thinking(Scripted):
+        silent = {('c5', 0, 2)}  # this turn reports no thinking: the sum skips it, it is not a zero that breaks the sum
+        def generate(self, prompts, params=None, seeds=None):
+            out = super().generate(prompts, params, seeds)
+            return [[dataclasses.replace(c, reasoning_tokens=None if (p.pair['id'], p.pair['voter'], p.pair['turn']) in self.silent
+                                         else 5 * p.pair['turn']) for c in cs] for p, cs in zip(prompts, out)]
+    b = Countdown()
+    run(b, Thinking(b, SCRIPT), tmp_path / 'run')
+    got = {(r.id, r.voter): r.meta.get('think_tokens') for r in read_records(tmp_path / 'run').records}
+    # c3/0: turns 1, 2 -> 5 + 10; c5/0: turns 1, 2 (silent), 3 -> 5 + 15; the one-turn pairs: 5
+    assert got == {('c3', 0): 15, ('c3', 1): 5, ('c5', 0): 20, ('c5', 1): 5}
