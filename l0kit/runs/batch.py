@@ -40,13 +40,12 @@ def export_batch(benchmark, items: list, out, batch_file, spec: str, run: RunCon
                  limit: int | None = None, shard: Shard | str | None = None, force: bool = False) -> int:
     "Write the run's pending requests to `batch_file` (OpenAI Batch API JSONL); the number written."
     from l0kit.protocol.benchmark import one_turn; one_turn(benchmark, 'a batch file')
-    run, shard = run or RunConfig(), shard if isinstance(shard, Shard) else Shard.parse(shard)
-    model, voters = BatchModel(spec), run.voters or benchmark.default_voters
+    ctx = RunContext(benchmark=benchmark, model=BatchModel(spec), items=items, out=out, run=run, data=data, split=split, limit=limit, shard=shard)
+    run, model = ctx.run, ctx.model
     params = run.generation_params()  # extra_body included: the batch file holds the bodies the server would get
     url = '/v1/completions' if model.endpoint == 'completions' else '/v1/chat/completions'
     with run_lock(out, force):
-        _, todo, _ = pending_pairs(RunContext(benchmark=benchmark, model=model, items=items, out=out, run=run, data=data, split=split,
-                                              limit=limit, shard=shard, voters=voters))
+        _, todo, _ = pending_pairs(ctx)
         prompts = build_prompts(benchmark, model, run, todo)
     lines = [json.dumps({'custom_id': custom_id(it['id'], v), 'method': 'POST', 'url': url,
                          'body': request_body(p, model.name, params, 1, voter_seed(run.seed, it['id'], v), model.endpoint)})
@@ -104,12 +103,11 @@ def import_batch(benchmark, items: list, out, batch_file, spec: str, run: RunCon
                  limit: int | None = None, shard: Shard | str | None = None, force: bool = False) -> dict:
     "Read a Batch API results file into the run folder, all or nothing; counts of added, failed and already present responses (and `too long`: the numbers of lines too long to keep, if any)."
     from l0kit.protocol.benchmark import one_turn; one_turn(benchmark, 'a batch file')
-    run, shard = run or RunConfig(), shard if isinstance(shard, Shard) else Shard.parse(shard)
-    model, voters = BatchModel(spec), run.voters or benchmark.default_voters
+    ctx = RunContext(benchmark=benchmark, model=BatchModel(spec), items=items, out=out, run=run, data=data, split=split, limit=limit, shard=shard)
+    run, model = ctx.run, ctx.model
     rows, too_long = _read_lines(batch_file)
     with run_lock(out, force):
-        pairs, todo, hashes = pending_pairs(RunContext(benchmark=benchmark, model=model, items=items, out=out, run=run, data=data,
-                                                       split=split, limit=limit, shard=shard, voters=voters))
+        pairs, todo, hashes = pending_pairs(ctx)
         known, pending = {custom_id(it['id'], v): (it, v) for it, v in pairs}, {custom_id(it['id'], v) for it, v in todo}
         if unknown := [d['custom_id'] for _, d in rows if d['custom_id'] not in known]:
             raise RunError(f"{len(unknown)} custom_id(s) in {batch_file} are not requests of this run, e.g. {shown(unknown[:3])}; nothing was imported")
