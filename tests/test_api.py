@@ -227,3 +227,16 @@ def test_every_wide_record_is_built_by_keyword_after_its_first_field():
         with pytest.raises(TypeError, match='positional argument'): cls(*args)
         named = cls(args[0], **{x.name: v for x, v in zip(fs[1:], args[1:])})
         assert [getattr(named, x.name) for x in fs[:len(args)]] == list(args), where
+
+
+def test_a_benchmark_lacking_a_required_hook_cannot_be_made_and_says_which():
+    "The four required hooks are abstract: a class without `read` and `reference` is refused at construction, naming both."
+    from l0kit.protocol.benchmark import Benchmark
+    class Half(Benchmark):
+        def load(self, data_dir, split, limit=None): return []
+        def build_prompt(self, item, voter, seed=0): return None
+    with pytest.raises(TypeError, match=r"Half lacks the protocol's required hooks read, reference"): Half()
+    class Whole(Half):
+        def read(self, item, response, **options): return None
+        def reference(self, item): return ''
+    assert Whole().name == ''

@@ -470,3 +470,14 @@ def test_think_tokens_are_summed_over_a_conversations_turns(tmp_path):
     got = {(r.id, r.voter): r.meta.get('think_tokens') for r in read_records(tmp_path / 'run').records}
     # c3/0: turns 1, 2 -> 5 + 10; c5/0: turns 1, 2 (silent), 3 -> 5 + 15; the one-turn pairs: 5
     assert got == {('c3', 0): 15, ('c3', 1): 5, ('c5', 0): 20, ('c5', 1): 5}
+
+
+def test_a_benchmarks_own_runner_key_is_refused_and_a_conversation_without_its_answers_too():
+    "A benchmark may not use meta['runner'] for itself; a `reads_conversation` benchmark refuses responses that carry no turns."
+    import pandas as pd
+    from l0kit.protocol.config import DataError
+    from l0kit.protocol.prompt import PromptError
+    with pytest.raises(PromptError, match="may not hold 'runner'"): Prompt([], meta={'runner': 'mine'}).for_pair('c3', 0)
+    assert Prompt([], meta={'a': 1}).for_pair('c3', 0).for_pair('c3', 0, turn=2).pair == {'id': 'c3', 'voter': 0, 'turn': 2}
+    frame = pd.DataFrame({'id': ['c3'], 'voter': [0], 'split': ['demo'], 'response': ['3 2 1'], 'meta': [{}]})
+    with pytest.raises(DataError, match='carries no list of its turns'): Counted().score_frame(frame, {'c3': {'id': 'c3', 'start': 3}})
