@@ -15,7 +15,7 @@ from .protocol.config import mathtext_safe
 
 # %% auto #0
 __all__ = ['IN_TEST', 'ROOT', 'FIGURES', 'shrink', 'repo_root', 'Workspace', 'workspace', 'save_table', 'nothing_to_draw',
-           'figure_title', 'legend_overlaps', 'slug', 'l0_base_set', 'run_scores', 'run_records']
+           'figure_title', 'legend_overlaps', 'slug', 'l0_base_set', 'run_scores', 'run_records', 'provenance']
 
 # %% ../nbs/19_experiments.ipynb #fce8bbe3
 IN_TEST = bool(os.environ.get('IN_TEST'))  # set by nbdev-test while it runs a notebook
@@ -166,3 +166,13 @@ def run_records(run_dir) -> pd.DataFrame:
     from l0kit.runs.format import read_run
     df = pd.DataFrame([vars(r) for r in read_run(run_dir).records], columns=RESPONSE_COLUMNS)
     return df.drop_duplicates(['id', 'voter'], keep='last').reset_index(drop=True)
+
+# %% ../nbs/19_experiments.ipynb #6d2805e4
+def provenance(scale: str,  # what the numbers stand on, as the figure's title says it (e.g. '500 programs/split x 31 voters')
+               runs=(),  # the run folders the figure draws
+               **kw,  # anything else the record should name (the model spec, a data set's config...)
+              ) -> dict:
+    "A figure's record: its `scale`, `kw`, and each run folder's identity (`run_identity`)."
+    from l0kit.runs.format import run_identity
+    return dict(scale=scale, **kw, **({'runs': [run_identity(d) for d in runs]} if runs else {}))
+

@@ -9,8 +9,9 @@
 #   LIMIT=1800 bash scripts/mutation.sh       # the time box in seconds (default 1500)
 #
 # It runs niced, with 2 workers (JOBS=n to change). Only the functions named here are mutated: the rest of a module
-# (command lines, prompts, figures, writers) makes no number. mutmut leaves decorated functions alone, which includes
-# the kit's `@patch` methods (L0's `read`, every `tables`): their numbers come from the module functions listed here.
+# (command lines, prompts, figures, writers) makes no number. mutmut leaves decorated functions alone; a benchmark's
+# hooks are methods of its class body (mutated as module.xǁClassǁmethod); where a hook calls a named function of its
+# module (L0's `read` calls `l0_reading`), that function is listed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d .venv ] && export PATH="$PWD/.venv/bin:$PATH"  # else the python on PATH (a work tree shares the main checkout's venv)
@@ -24,7 +25,9 @@ declare -A FUNCS=(
   [scoring]="l0kit.protocol.scoring.x_*"
   [l0]="l0kit.l0.metrics.x_clean_response__* l0kit.l0.metrics.x__leading_matches__* l0kit.l0.metrics.x__compare__*
         l0kit.l0.metrics.x__has_extra_steps__* l0kit.l0.metrics.x_score_trace__* l0kit.l0.metrics.x_majority_vote__*
-        l0kit.l0.metrics.x_majvote_at_k__* l0kit.l0.metrics.x_vote_key__*"
+        l0kit.l0.metrics.x_majvote_at_k__* l0kit.l0.metrics.x_vote_key__* l0kit.l0.metrics.x_response_lines__*
+        l0kit.l0.metrics.x__split_lines__* l0kit.l0.metrics.x__prepare__* l0kit.l0.benchmark.x_trace_rows__*
+        l0kit.l0.benchmark.x_l0_reading__* l0kit.l0.benchmark.x_l0_tables__*"
   [procbench]="l0kit.procbench.metrics.x_states_equal__* l0kit.procbench.metrics.x_compat_equal__* l0kit.procbench.metrics.x_target_sequence__*
                l0kit.procbench.metrics.x_predicted_sequence__* l0kit.procbench.metrics.x_score__* l0kit.procbench.metrics.x_table2__*
                l0kit.procbench.parser.x_parse_answer__* l0kit.procbench.benchmark.xǁProcBenchBenchmarkǁread__*"

@@ -1,6 +1,7 @@
 """Model backends end to end: the tiny random Llama; the embedded SmolLM2 on llama.cpp (default run) and on transformers
 (`model`); a real llama.cpp OpenAI-compatible server serving the packaged SmolLM2 GGUF (`server`, default run: it fails,
 saying to run scripts/setup.sh, when the server's packages are missing), alone and beside a server that fails."""
+import hashlib
 import json, socket, subprocess, sys, tempfile, threading, time, warnings
 from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -53,6 +54,10 @@ def test_smollm2_runs_on_llamacpp_by_default(smol):
     from l0kit.backends.hf import smollm2_gguf
     info = smol.info()
     assert (info['backend'], info['name'], info['file'], info['context_length']) == ('llamacpp', 'SmolLM2-135M-Instruct', str(smollm2_gguf()[0]), 8192)
+    # the weights' fingerprint a figure's record names, by hand: the file's name and size, its first and last 8 MiB
+    f, chunk = smollm2_gguf()[0], 8 << 20
+    data = f.read_bytes()
+    assert info['weights'] == hashlib.sha256(f"{f.name}\x00{len(data)}\x00".encode() + data[:chunk] + data[-chunk:]).hexdigest()[:16]
 
 def test_llamacpp_greedy_is_deterministic_and_stops(smol):
     b = get_benchmark('l0', shots=1)

@@ -11,6 +11,7 @@ from ..protocol.models import (Model, Completion, GenerationParams, ModelUnavail
     truncate_at_stop, fit_context)
 from ..protocol.prompt import Prompt, render_raw
 from .chat_template import check_chat_template, compile_template
+from .hf import weights_fingerprint
 
 
 # %% auto #0
@@ -85,6 +86,7 @@ class LlamaCppModel(Model):
     def __init__(self, llm, name: str, kind: str = 'auto', trained: int = 0, prefix_cache: bool = True, path: str = '', seed: int = 0):
         self.llm, self.name, self.path, self.prefix_cache, self.seed = llm, name, path, bool(prefix_cache), int(seed)
         self.context_length, self.trained_context = llm.n_ctx(), trained
+        self.weights = weights_fingerprint(Path(path).parent, Path(path).name) if path else None  # names, sizes, first and last 8 MiB
         llama_cpp = _llama_cpp()
         vocab = llama_cpp.llama_model_get_vocab(llm.model)
         self._is_eog = lambda t: llama_cpp.llama_vocab_is_eog(vocab, t)
@@ -120,7 +122,8 @@ class LlamaCppModel(Model):
         import llama_cpp
         return {**super().info(), 'backend': 'llamacpp', 'file': self.path, 'context_length': self.context_length,
                 'trained_context': self.trained_context, 'threads': self.llm.n_threads, 'batch': self.llm.n_batch,
-                'prefix_cache': self.prefix_cache, 'llama_cpp_python': llama_cpp.__version__}
+                'prefix_cache': self.prefix_cache, 'llama_cpp_python': llama_cpp.__version__,
+                **({'weights': self.weights} if self.weights else {})}
 
     def close(self):
         if self.llm is not None: self.llm.close(); self.llm = None

@@ -16,7 +16,7 @@ __all__ = ['RUN_FILE', 'RESPONSES_FILE', 'LOCK_FILE', 'RUN_FORMAT', 'MAX_RECORD_
            'IDENTITY', 'RunError', 'Record', 'RecordError', 'record_from_dict', 'Responses', 'open_in_run',
            'bounded_lines', 'scan_lines', 'iter_records', 'read_records', 'append_records', 'RecordColumns',
            'read_columns', 'RecordWriter', 'check_run_folder', 'run_lock', 'Shard', 'model_identity', 'new_run_meta',
-           'same_run', 'check_meta', 'Run', 'read_meta', 'read_run', 'write_meta']
+           'same_run', 'check_meta', 'Run', 'read_meta', 'read_run', 'write_meta', 'run_identity']
 
 # %% ../../nbs/05_runs.ipynb #e3d76853
 class RunError(DataError):
@@ -501,3 +501,17 @@ def read_run(run_dir) -> Run:
 def write_meta(run_dir, meta: dict):
     "Replace `run.json` atomically."
     write_text_safely(Path(run_dir) / RUN_FILE, json.dumps(meta, indent=1, default=str))  # a new file renamed over it: a link is replaced
+
+# %% ../../nbs/05_runs.ipynb #fbdfecdc
+def run_identity(run_dir) -> dict:
+    "What a run folder's numbers stand on, for a figure's record: the benchmark and its settings, the model (identity and weights' fingerprint), the data (folder, split, a digest of the items answered), the run settings and the responses kept."
+    meta, cols = read_meta(run_dir), read_columns(run_dir)
+    c = cols.columns
+    kept = [k for k, keep in zip(zip(c['split'], c['id'], c['item_hash']), cols.keep) if keep]
+    answered = sorted({'\x00'.join(map(str, k)) for k in kept})  # each item once, with the fingerprint of its content
+    return dict(run=str(run_dir), benchmark=meta['benchmark'], benchmark_config=meta['benchmark_config'],
+                model=meta['model_identity'], weights=(meta.get('model_info') or {}).get('weights'), simulated=bool(meta.get('simulated')),
+                data=meta['data'], split=meta['split'], items=len(answered), responses=len(kept),
+                data_version=hashlib.sha256('\n'.join(answered).encode()).hexdigest()[:16],
+                run_config=meta['run_config'], kit_version=meta.get('kit_version'), created=meta.get('created'))
+
