@@ -175,3 +175,18 @@ def test_procbench_predicted_sequence_by_hand():
     with pytest.raises(ProcBenchError, match="a prediction is a dict with 'intermediate' and 'final', got list"): predicted_sequence([1])
     with pytest.raises(ProcBenchError, match="'intermediate' must be a list, got str"): predicted_sequence({'intermediate': 'ab'})
     with pytest.raises(ProcBenchError, match='label states are str, int or list, got float'): compat_equal(1.5, 1.5)
+
+
+# ---------------------------------------------------------------- l0kit.l0.benchmark.trace_rows, l0kit.l0.metrics.majority_vote
+
+def test_trace_rows_are_the_lines_with_spaces_and_blank_lines_dropped():
+    from l0kit.l0.benchmark import trace_rows
+    # by hand: spaces go, the blank line goes, a tab inside a line stays (only newlines split), the ends are stripped
+    assert trace_rows('L2, lst_y : [1]\n\n  L3,\nL4,\tx:3\nL5,') == ['L2,lst_y:[1]', 'L3,', 'L4,\tx:3', 'L5,']
+    assert trace_rows('L2,x:1\nL3,\nL4,', 2) == ['L2,x:1', 'L3,']  # the first `limit` rows
+    assert trace_rows('') == []
+
+
+def test_majority_vote_of_no_response_says_so():
+    from l0kit.l0.metrics import majority_vote
+    with pytest.raises(ValueError, match='majority_vote needs at least one response'): majority_vote([])

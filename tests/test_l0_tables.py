@@ -1,0 +1,117 @@
+"""L0's tables as `l0kit report` prints them (`L0Benchmark.tables`): which tables, their names and columns, and the
+numbers, counted by hand on one program whose voters' answers are chosen: table 1 at k voters (capped at the run's),
+the vote (the authors' first k, or expected over k-voter subsets), tables 7/8 at the paper's k, the intervals' seed,
+table 10 from the records' thought tokens, the paper's row beside the kit's, and the first-error types written to disk.
+From the L0 group's mutation survivors (`bash scripts/mutation.sh l0`): no test called the tables with these options."""
+import json
+import warnings
+import pandas as pd
+import pytest
+from l0kit.l0.analysis import pass_maj_table, summarize_l0, summary_intervals
+from l0kit.l0.benchmark import L0Benchmark, make_l0_item
+
+SMALL = "def function(x, lst_y, cond_x):\n    lst_y.append(x)\n    if cond_x:\n        x = x + 2\n    lst_y.pop()\n    return\n"
+DEMOS = [dict(x=i, lst_y=[], cond_x=i % 3 == 0) for i in range(8)]
+NAMES = 'abcdefgh'
+ITEMS = {i: make_l0_item(i, SMALL, dict(x=n, lst_y=[n], cond_x=True), DEMOS, 'short') for n, i in enumerate(NAMES, 1)}
+RIGHT = {i: 'L2,lst_y:[{0},{0}]\nL3,\nL4,x:{1}\nL5,lst_y:[{0}]\nL6,'.format(n, n + 2) for n, i in enumerate(NAMES, 1)}  # by hand
+WRONG = 'L2,lst_y:[9]\n'  # wrong at the first step
+
+
+def scores(pattern: dict, meta=None):
+    "Scored responses: item id -> a string of R (right) and W (wrong) per voter, in voter order."
+    rows = [{'id': i, 'voter': v, 'split': 'short', 'response': RIGHT[i] if c == 'R' else WRONG,
+             **({'meta': meta(v)} if meta else {})} for i, p in pattern.items() for v, c in enumerate(p)]
+    return L0Benchmark().score_frame(pd.DataFrame(rows), ITEMS)
+
+
+def test_the_right_traces_are_the_tracers():
+    assert [L0Benchmark().reference(ITEMS[i]) for i in NAMES] == [RIGHT[i] for i in NAMES]
+
+
+def test_by_default_table_1_at_the_papers_31_voters_and_nothing_else():
+    # 32 voters, the last one wrong: table 1 at k = 31 (the paper's), single attempt over all 32 = 31/32
+    t = L0Benchmark().tables(scores({'a': 'R' * 31 + 'W'}))
+    assert list(t) == ['Table 1 (k = 31)']
+    row = t['Table 1 (k = 31)'].loc['short']
+    assert (row['Trace Acc. single attempt'], row['Trace Acc. majvote@31'], row['Trace Acc. pass@31']) == (96.875, 100.0, 100.0)
+    assert (row['programs'], row['voters'], row['target steps'], row['Steps to Err. single attempt']) == (1, 32, 5.0, 31 * 5 / 32)
+
+
+def test_tables_7_8_at_the_papers_k_with_their_name():
+    t = L0Benchmark().tables(scores({'a': 'R' * 31 + 'W'}), pass_maj=True)
+    t78 = t['Tables 7/8: pass@k and maj@k (%)']
+    assert list(t78.columns) == ['pass@1', 'pass@5', 'pass@15', 'pass@31', 'maj@5', 'maj@15', 'maj@31']
+    assert t78.loc['short'].tolist() == pytest.approx([96.875] + [100.0] * 6)
+    assert list(L0Benchmark().tables(scores({'a': 'RRWWW'}), k=5, pass_maj=True)['Tables 7/8: pass@k and maj@k (%)'].columns) == [
+        'pass@1', 'pass@5', 'maj@5']  # only the paper's k up to the run's voters
+
+
+def test_the_vote_and_its_seed_reach_table_1():
+    # 5 voters R R W W W (the wrong ones agree), k = 3: the first three vote R 2:1 -> 100; pass@3 = 1 - C(3,3)/C(5,3) = 90
+    s = scores({'a': 'RRWWW'})
+    first = L0Benchmark().tables(s, k=3)
+    assert list(first) == ['Table 1 (k = 3)']
+    assert first['Table 1 (k = 3)'].loc['short', ['Trace Acc. majvote@3', 'Trace Acc. pass@3']].tolist() == [100.0, 90.0]
+    # expected over 3-voter subsets: 3 of the 10 subsets hold both right voters (30 %), estimated from seeded draws
+    exp = {seed: L0Benchmark().tables(s, k=3, vote='expected', seed=seed, pass_maj=True) for seed in (0, 1)}
+    assert list(exp[0]) == ['Table 1 (k = 3)', 'Tables 7/8: pass@k and maj@k (%), maj@k expected over k-voter subsets']
+    got = {seed: t['Table 1 (k = 3)'].loc['short', 'Trace Acc. majvote@3'] for seed, t in exp.items()}
+    assert all(20 < v < 40 for v in got.values()) and got[0] != got[1], got
+    for seed in (0, 1):
+        pd.testing.assert_frame_equal(exp[seed]['Table 1 (k = 3)'], summarize_l0(s, k=3, how='expected', seed=seed))
+    # tables 7/8's expected maj@5 takes the seed too: 7 voters R R W W W W R, k = 5
+    s7 = scores(dict(zip(NAMES, ['RRWWWWR', 'RWRWRWW', 'WWRRWRR', 'RRRWWWW'])))
+    t78 = {seed: L0Benchmark().tables(s7, k=5, vote='expected', pass_maj=True, seed=seed)[
+        'Tables 7/8: pass@k and maj@k (%), maj@k expected over k-voter subsets'] for seed in (0, 1)}
+    for seed in (0, 1): pd.testing.assert_frame_equal(t78[seed], pass_maj_table(s7, ks=[1, 5], how='expected', seed=seed))
+    assert t78[0].loc['short', 'maj@5'] != t78[1].loc['short', 'maj@5']
+
+
+def test_the_intervals_take_the_vote_k_and_seed():
+    s = scores(dict(zip(NAMES, ['RRWWW', 'RWWWW', 'RRRRW', 'WRRWR', 'RWRWW', 'WWRRR', 'RRWRW', 'WRWWR'])))
+    for seed in (0, 1):
+        t = L0Benchmark().tables(s, k=3, vote='expected', ci=True, seed=seed)
+        assert list(t) == ['Table 1 (k = 3)', '95% bootstrap intervals over programs']
+        pd.testing.assert_frame_equal(t['95% bootstrap intervals over programs'], summary_intervals(s, k=3, seed=seed, how='expected'))
+    a, b = (L0Benchmark().tables(s, k=3, vote='expected', ci=True, seed=x)['95% bootstrap intervals over programs'] for x in (0, 1))
+    assert not a.equals(b)
+
+
+def test_table_10_from_the_records_thought_tokens():
+    t = L0Benchmark().tables(scores({'a': 'RRRRW'}, meta=lambda v: {'think_tokens': 10 * v}))
+    assert t['Table 10: thought tokens (mean per response)'].loc['short', 'thought tokens'] == 20.0  # (0 + 10 + 20 + 30 + 40) / 5
+    assert 'Table 10: thought tokens (mean per response)' not in L0Benchmark().tables(scores({'a': 'RRRRW'}))
+
+
+def test_the_papers_row_beside_the_kits():
+    # QwQ-32B in the paper: table 7, short split, pass@1 95.26 and maj@31 99.20; table 1's average trace accuracy 86.6
+    t = L0Benchmark().tables(scores({'a': 'R' * 31 + 'W'}), compare='QwQ-32B')
+    side = t['Kit vs paper (QwQ-32B), pass@k and maj@k (%)']
+    assert side.loc['short', [('pass@1', 'kit'), ('pass@1', 'paper'), ('maj@31', 'paper')]].tolist() == pytest.approx([96.875, 95.26, 99.2])
+    avg = t['Kit vs paper (QwQ-32B), table 1 average']
+    assert avg.loc['average', [('Trace Acc. single attempt', 'kit'), ('Trace Acc. single attempt', 'paper')]].tolist() == pytest.approx([96.875, 86.6])
+    assert 'Tables 7/8: pass@k and maj@k (%)' in t  # compare brings the kit's tables 7/8 too
+
+
+def test_the_first_error_types_are_written_and_counted(tmp_path):
+    # voters 3 and 4 of `a` are wrong at the first step; every other answer is right
+    t = L0Benchmark().tables(scores({'a': 'RRRWW'}), ITEMS, errors=str(tmp_path))
+    types = t[f'First-error types (voter_*/errors.jsonl in {tmp_path})']
+    assert types.to_numpy().sum() == 2
+    lines = {p.parent.name: [json.loads(x) for x in p.read_text().splitlines()] for p in tmp_path.glob('voter_*/errors.jsonl')}
+    assert {v: [(x['id'], x['error_type']) for x in r] for v, r in sorted(lines.items())} == {
+        'voter_0': [('a', None)], 'voter_1': [('a', None)], 'voter_2': [('a', None)],
+        'voter_3': [('a', 'list_copy')], 'voter_4': [('a', 'list_copy')]}  # `lst_y:[9]` for `[1,1]`: the list's value
+
+
+def test_a_program_with_fewer_voters_is_left_out_of_table_1():
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        t = L0Benchmark().tables(scores({'a': 'RRRRR', 'b': 'WWWWW', 'c': 'WW'}), k=5)
+    assert t['Table 1 (k = 5)'].loc['short', ['programs', 'Trace Acc. single attempt']].tolist() == [2, 50.0]
+    assert any('fewer than 5 voters' in str(x.message) for x in w)
+
+
+if __name__ == '__main__':
+    pytest.main([__file__, '-q'])
