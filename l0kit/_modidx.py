@@ -685,6 +685,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                    'l0kit.experiments.l0_base_set': ('experiments.html#l0_base_set', 'l0kit/experiments.py'),
                                    'l0kit.experiments.legend_overlaps': ('experiments.html#legend_overlaps', 'l0kit/experiments.py'),
                                    'l0kit.experiments.nothing_to_draw': ('experiments.html#nothing_to_draw', 'l0kit/experiments.py'),
+                                   'l0kit.experiments.portable_outputs': ('experiments.html#portable_outputs', 'l0kit/experiments.py'),
                                    'l0kit.experiments.provenance': ('experiments.html#provenance', 'l0kit/experiments.py'),
                                    'l0kit.experiments.repo_root': ('experiments.html#repo_root', 'l0kit/experiments.py'),
                                    'l0kit.experiments.run_records': ('experiments.html#run_records', 'l0kit/experiments.py'),

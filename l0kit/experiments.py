@@ -4,7 +4,7 @@
 
 # %% ../nbs/19_experiments.ipynb #4e02afda
 from __future__ import annotations
-import os, re, tempfile
+import json, os, re, tempfile, warnings
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
@@ -12,10 +12,15 @@ import pandas as pd
 import matplotlib
 import l0kit
 from .protocol.config import mathtext_safe
+from .protocol.figures import portable_text
+
+# tqdm, imported by transformers, warns in a notebook without ipywidgets; the notebooks draw no progress bars
+warnings.filterwarnings('ignore', message='IProgress not found')
 
 # %% auto #0
-__all__ = ['IN_TEST', 'ROOT', 'FIGURES', 'shrink', 'repo_root', 'Workspace', 'workspace', 'save_table', 'nothing_to_draw',
-           'figure_title', 'legend_overlaps', 'slug', 'l0_base_set', 'run_scores', 'run_records', 'provenance']
+__all__ = ['IN_TEST', 'ROOT', 'FIGURES', 'TEXT_OUTPUTS', 'shrink', 'repo_root', 'portable_outputs', 'Workspace', 'workspace',
+           'save_table', 'nothing_to_draw', 'figure_title', 'legend_overlaps', 'slug', 'l0_base_set', 'run_scores',
+           'run_records', 'provenance']
 
 # %% ../nbs/19_experiments.ipynb #fce8bbe3
 IN_TEST = bool(os.environ.get('IN_TEST'))  # set by nbdev-test while it runs a notebook
@@ -38,6 +43,30 @@ def repo_root(start: str | Path | None = None,  # where to start looking (None: 
 
 ROOT = repo_root()
 FIGURES = ROOT / 'figures'  # the committed figures and tables
+
+# %% ../nbs/19_experiments.ipynb #325c5abf
+TEXT_OUTPUTS = ('text/plain', 'text/markdown', 'text/html', 'text/latex')  # the mime types rewritten (never an image's data)
+
+def portable_outputs(path: str | Path,  # an executed notebook
+                     root: str | Path = ROOT,  # the repository its paths are written relative to
+                    ) -> int:
+    "Rewrite the text of `path`'s outputs with `portable_text` (no absolute path of this machine); returns the outputs changed."
+    path = Path(path)
+    nb, changed = json.loads(path.read_text()), 0
+    def fix(text):
+        joined = ''.join(text) if isinstance(text, list) else text
+        new = portable_text(joined, root)
+        return (new.splitlines(keepends=True) if isinstance(text, list) else new), new != joined
+    for cell in nb['cells']:
+        for o in cell.get('outputs', []):
+            slots = [(o, 'text')] if 'text' in o else []
+            slots += [(o['data'], k) for k in TEXT_OUTPUTS if k in o.get('data', {})]
+            if o.get('output_type') == 'error': slots += [(o, 'traceback')]
+            for d, k in slots:
+                d[k], did = fix(d[k]); changed += did
+    if changed: path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + '\n')
+    return changed
+
 
 # %% ../nbs/19_experiments.ipynb #35feba36
 @dataclass
