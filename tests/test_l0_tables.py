@@ -1,14 +1,17 @@
-"""L0's tables as `l0kit report` prints them (`L0Benchmark.tables`): which tables, their names and columns, and the
+"""L0's reading of one response and its tables as `l0kit report` prints them (`L0Benchmark.tables`): which tables, their names and columns, and the
 numbers, counted by hand on one program whose voters' answers are chosen: table 1 at k voters (capped at the run's),
 the vote (the authors' first k, or expected over k-voter subsets), tables 7/8 at the paper's k, the intervals' seed,
 table 10 from the records' thought tokens, the paper's row beside the kit's, and the first-error types written to disk.
-From the L0 group's mutation survivors (`bash scripts/mutation.sh l0`): no test called the tables with these options."""
+From the L0 group's mutation survivors (`bash scripts/mutation.sh l0`): no selected test called the tables with these
+options, nor read a wrong answer field by field."""
 import json
 import warnings
 import pandas as pd
 import pytest
 from l0kit.l0.analysis import pass_maj_table, summarize_l0, summary_intervals
-from l0kit.l0.benchmark import L0Benchmark, make_l0_item
+from l0kit.l0.benchmark import L0Benchmark, l0_reading, make_l0_item
+from l0kit.l0.metrics import vote_key
+from l0kit.protocol.benchmark import FirstError
 
 SMALL = "def function(x, lst_y, cond_x):\n    lst_y.append(x)\n    if cond_x:\n        x = x + 2\n    lst_y.pop()\n    return\n"
 DEMOS = [dict(x=i, lst_y=[], cond_x=i % 3 == 0) for i in range(8)]
@@ -27,6 +30,41 @@ def scores(pattern: dict, meta=None):
 
 def test_the_right_traces_are_the_tracers():
     assert [L0Benchmark().reference(ITEMS[i]) for i in NAMES] == [RIGHT[i] for i in NAMES]
+
+
+def test_a_slip_at_step_3_read_field_by_field():
+    # a's trace is L2,lst_y:[1,1] / L3, / L4,x:3 / L5,lst_y:[1] / L6,; the answer writes x:4 at L4 (x = 1 + 2 computed wrong)
+    slip = 'L2,lst_y:[1,1]\nL3,\nL4,x:4\nL5,lst_y:[1]\nL6,'
+    r = l0_reading(ITEMS['a'], slip)
+    rows = ['L2,lst_y:[1,1]', 'L3,', 'L4,x:4', 'L5,lst_y:[1]', 'L6,']
+    assert (r.correct, r.answer, r.steps, r.partial, r.note) == (False, rows, rows, 2 / 5, 'steps to error 2 of 5')
+    assert r.reference == RIGHT['a'] and r.key == r.scores['vote_key'] == vote_key(slip)
+    assert r.error == FirstError(3, 'expression', 'arithmetic')  # the first wrong line is the third, a wrong sum
+    assert r.scores == {'split': 'short', 'target_steps': 5, 'steps_to_error': 2, 'failure': 'mismatch',
+                        'error_target_line': 'L4,x:3', 'error_response_line': 'L4,x:4',
+                        'target_context': ['L2,lst_y:[1,1]', 'L3,', 'L4,x:3'], 'response_context': rows[:3],
+                        'vote_key': vote_key(slip), 'vote_correct': False, 'vote_steps_to_error': 2}
+    # L2 is `lst_y.append(x)`: an answer that leaves lst_y at [1] did not apply the append (the program says so)
+    assert l0_reading(ITEMS['a'], 'L2,lst_y:[1]\nL3,').error == FirstError(1, 'list_copy', 'op_not_applied')
+    right = l0_reading(ITEMS['a'], RIGHT['a'])
+    assert (right.correct, right.error, right.partial, right.scores['error_target_line'], right.scores['error_response_line']) == (
+        True, None, 1.0, None, None)
+
+
+def test_the_answer_starts_after_the_first_think_and_the_vote_reads_past_a_second():
+    # after the first </think>: L2,lst_y:[7] (wrong at step 1); the vote reads past the second </think>: the right trace
+    r = l0_reading(ITEMS['a'], '<think>L2,lst_y:[9]</think>\nL2,lst_y:[7]\n</think>\n' + RIGHT['a'])
+    assert (r.correct, r.scores['steps_to_error'], r.scores['vote_correct'], r.scores['vote_steps_to_error']) == (False, 0, True, 5)
+    assert r.error.step == 1
+
+
+def test_strict_reading_refuses_a_line_past_the_return_and_bytes_are_read():
+    extra = RIGHT['a'] + '\nL7,'
+    assert l0_reading(ITEMS['a'], extra).correct
+    strict = l0_reading(ITEMS['a'], extra, strict=True)
+    assert (strict.correct, strict.scores['failure']) == (False, 'extra_steps')
+    cut = l0_reading(ITEMS['a'], b'L2,lst_y:[1,1]\nL3,\nL4,x:5')  # raw bytes, wrong at step 3 (L4,x:5), then it ends
+    assert (cut.correct, cut.scores['steps_to_error'], cut.error.step) == (False, 2, 3)
 
 
 def test_by_default_table_1_at_the_papers_31_voters_and_nothing_else():
