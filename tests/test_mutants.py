@@ -190,3 +190,21 @@ def test_trace_rows_are_the_lines_with_spaces_and_blank_lines_dropped():
 def test_majority_vote_of_no_response_says_so():
     from l0kit.l0.metrics import majority_vote
     with pytest.raises(ValueError, match='majority_vote needs at least one response'): majority_vote([])
+
+
+# ---------------------------------------------------------------- l0kit.l0.metrics: response_lines, vote_key
+
+def test_response_lines_are_the_first_lines_asked_for_without_spaces():
+    from l0kit.l0.metrics import response_lines
+    # by hand: spaces go, blank lines are skipped, exactly `need` lines from the first character on
+    assert response_lines('L2, x : 1\n\nL3,\nL4,y:2', 2) == ['L2,x:1', 'L3,']
+    assert response_lines('L2,x:1\nL3,', 5) == ['L2,x:1', 'L3,']
+    assert response_lines('L2, x : 1\n\n L3,\nL4,\ty:2', None) == ['L2,x:1', 'L3,', 'L4,\ty:2']  # all of them; a tab stays
+
+
+def test_vote_key_digests_the_cleaned_answer_lone_surrogates_included():
+    import hashlib
+    from l0kit.l0.metrics import vote_key
+    want = hashlib.blake2b('L2,x:\ud8001'.encode('utf-8', 'surrogatepass'), digest_size=8).hexdigest()
+    assert vote_key('L2,x:\ud8001') == want  # a model's broken UTF-16 half still gets a key, not an exception
+    assert vote_key('L2,x:1') == hashlib.blake2b(b'L2,x:1', digest_size=8).hexdigest()
