@@ -1,6 +1,7 @@
 """What a release holds and what a stranger reads first: the README is made from `nbs/index.ipynb` and says what it
 did when run, its links lead to pages that exist, the wheel carries the license and `python -m l0kit` is the command,
-the citation file cites the four papers the kit implements.
+the citation file cites the four papers the kit implements, and the experiment notebooks hold the outputs of the runs
+`scripts/run_experiments.sh --committed` makes.
 
 `python tests/test_release.py readme` writes README.md from nbs/index.ipynb (nbdev's `nbdev-readme` needs Quarto)."""
 import json, os, re, shutil, subprocess, sys, zipfile
@@ -118,3 +119,38 @@ def test_citation_cites_the_kit_and_the_four_papers():
 if __name__ == '__main__' and sys.argv[1:] == ['readme']:
     (ROOT / 'README.md').write_text(readme_from_index(ROOT / 'nbs' / 'index.ipynb'), encoding='utf-8')
     print('wrote README.md from nbs/index.ipynb')
+
+
+def committed_plan() -> dict:
+    "The (model, scale) of each experiment notebook's committed run, as `scripts/run_experiments.sh --committed` runs it."
+    text = (ROOT / 'scripts' / 'run_experiments.sh').read_text()
+    block = text.split('declare -A COMMITTED=(', 1)[1].split(')\n', 1)[0]
+    return {nb: tuple(v.split()) for nb, v in re.findall(r'\[(\w+)\]="([^"]+)"', block)}
+
+
+FULL = {'l0_01_data': dict(scale='full', token_programs=500), 'procbench_01_data': dict(examples_per_length=10),
+        'sx_01_data': dict(scale=1.0), 'core_01_data': dict(probes_per_problem=4),  # the data notebooks at the papers' sizes
+        'l0_04_ablations': dict(programs=500, voters=31, ablation_programs=500, run_table5_model=True)}
+
+
+def test_each_experiment_notebook_holds_the_outputs_of_its_committed_run():
+    "Every experiment notebook was run by `run_experiments.sh --committed` at its plan's model and scale: papermill's "
+    "parameters are in it, the papers' sizes where the plan says full, outputs in its cells, no error and no smoke run."
+    plan = committed_plan()
+    assert sorted(plan) == sorted(p.stem for p in (ROOT / 'nbs' / 'experiments').glob('*.ipynb'))
+    for name, (model, scale) in plan.items():
+        nb = json.loads((ROOT / 'nbs' / 'experiments' / f'{name}.ipynb').read_text())
+        injected = [c for c in nb['cells'] if 'injected-parameters' in c.get('metadata', {}).get('tags', [])]
+        assert len(injected) == 1, f"{name}: no papermill parameters: not the output of `run_experiments.sh --committed`"
+        params = {}
+        exec(''.join(injected[0]['source']), {}, params)
+        if 'model' in params: assert params['model'] == model, (name, params['model'])
+        if scale == 'full':  # the papers' sizes: L0 500 programs x 31 voters on the four splits, every data item
+            want = FULL.get(name, dict(programs=500, voters=31, splits='short,medium,long,extra_long'))
+            assert {k: params.get(k) for k in want} == want, (name, params)
+        code = [c for c in nb['cells'] if c['cell_type'] == 'code' and ''.join(c['source']).strip()]
+        outputs = [o for c in code for o in c.get('outputs', [])]
+        assert len([c for c in code if c.get('outputs')]) >= len(code) // 3, f"{name}: most cells have no output"
+        assert not [o for o in outputs if o['output_type'] == 'error'], f"{name}: a cell failed"
+        text = json.dumps(outputs)
+        assert 'l0kit-experiment-' not in text and 'scale=smoke' not in text, f"{name}: the test runner's smoke run"
