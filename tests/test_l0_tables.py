@@ -67,6 +67,18 @@ def test_strict_reading_refuses_a_line_past_the_return_and_bytes_are_read():
     assert (cut.correct, cut.scores['steps_to_error'], cut.error.step) == (False, 2, 3)
 
 
+def test_the_strict_vote_and_the_rows_shown_and_a_one_step_trace():
+    # the vote reads past a second </think> under the same strictness: a line past the return is wrong when strict
+    think = '<think>x</think>\nL9,\n</think>\n' + RIGHT['a'] + '\nL7,'
+    assert [l0_reading(ITEMS['a'], think, strict=x).scores['vote_correct'] for x in (False, True)] == [True, False]
+    # the rows kept beside the target: at most the target's 5 lines + 50
+    long = l0_reading(ITEMS['a'], RIGHT['a'] + ''.join(f'\nL{n},' for n in range(7, 107)))
+    assert len(long.steps) == 55 and long.steps[-1] == 'L56,'
+    # a one-line program: its trace is the return line alone, and a right answer earns the whole credit (1 of 1)
+    one = make_l0_item('one', 'def function(x):\n    return\n', dict(x=1), [dict(x=2)], 'short')
+    assert (one['target'], l0_reading(one, 'L2,').partial, l0_reading(one, 'L3,').partial) == (['L2,'], 1.0, 0.0)
+
+
 def test_by_default_table_1_at_the_papers_31_voters_and_nothing_else():
     # 32 voters, the last one wrong: table 1 at k = 31 (the paper's), single attempt over all 32 = 31/32
     t = L0Benchmark().tables(scores({'a': 'R' * 31 + 'W'}))
@@ -130,6 +142,7 @@ def test_the_papers_row_beside_the_kits():
     avg = t['Kit vs paper (QwQ-32B), table 1 average']
     assert avg.loc['average', [('Trace Acc. single attempt', 'kit'), ('Trace Acc. single attempt', 'paper')]].tolist() == pytest.approx([96.875, 86.6])
     assert 'Tables 7/8: pass@k and maj@k (%)' in t  # compare brings the kit's tables 7/8 too
+    assert list(side.index) == ['short', 'average']  # the paper's rows of the kit's splits only
 
 
 def test_the_first_error_types_are_written_and_counted(tmp_path):
@@ -141,6 +154,16 @@ def test_the_first_error_types_are_written_and_counted(tmp_path):
     assert {v: [(x['id'], x['error_type']) for x in r] for v, r in sorted(lines.items())} == {
         'voter_0': [('a', None)], 'voter_1': [('a', None)], 'voter_2': [('a', None)],
         'voter_3': [('a', 'list_copy')], 'voter_4': [('a', 'list_copy')]}  # `lst_y:[9]` for `[1,1]`: the list's value
+
+
+def test_first_error_types_of_two_splits_count_zero_where_a_type_is_missing(tmp_path):
+    # a (short): voter 1 leaves lst_y at [9] (list_copy); b (medium): voter 1 writes x:5 for x = 2 + 2 (expression)
+    rows = [{'id': i, 'voter': v, 'split': sp, 'response': RIGHT[i] if v == 0 else bad}
+            for i, sp, bad in (('a', 'short', WRONG), ('b', 'medium', 'L2,lst_y:[2,2]\nL3,\nL4,x:5\n')) for v in range(2)]
+    items = {**ITEMS, 'b': {**ITEMS['b'], 'split': 'medium'}}
+    t = L0Benchmark().tables(L0Benchmark().score_frame(pd.DataFrame(rows), items), items, errors=str(tmp_path))
+    types = t[f'First-error types (voter_*/errors.jsonl in {tmp_path})']
+    assert types.loc[['short', 'medium'], ['expression', 'list_copy']].to_numpy().tolist() == [[0, 1], [1, 0]]
 
 
 def test_a_program_with_fewer_voters_is_left_out_of_table_1():
