@@ -15,7 +15,7 @@ import l0kit
 __all__ = ['project_root', 'portable_text', 'code_version', 'save_figure']
 
 # %% ../../nbs/08_figures.ipynb #a7c3e1f0
-_ABS_PATH = re.compile(r"(?<![\w.:/~-])/[\w.+@%=,-]+(?:/[\w.+@%=,-]+)*/?")  # an absolute path in text (not a URL's, not a relative one's)
+_ABS_PATH = re.compile(r"(?<![\w.:/~<-])/[\w.+@%=,-]+(?:/[\w.+@%=,-]+)*/?")  # an absolute path in text (not a URL's, not a relative one's, not an HTML closing tag's)
 
 # %% ../../nbs/08_figures.ipynb #11e0440d
 def project_root(folder: str | Path) -> Path:
