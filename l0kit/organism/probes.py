@@ -4,7 +4,7 @@
 
 # %% ../../nbs/73_organism_probes.ipynb #67b2bfe9
 from __future__ import annotations
-import json, re, shutil
+import json, re, shutil, warnings
 from pathlib import Path
 from .data import encode_example, l0_benchmark
 from .train import load_card, model_card
@@ -97,13 +97,15 @@ def grpo_organism(model_dir, rows: list, out, steps: int = 10, generations: int 
     from l0kit.bridges.rl import reward_function
     torch.set_num_threads(threads)
     out = Path(out)
-    args = GRPOConfig(output_dir=str(out / 'trainer'), max_steps=steps, per_device_train_batch_size=batch, num_generations=generations,
-                      max_completion_length=max_completion_length, learning_rate=lr, report_to='none', use_cpu=True, logging_steps=1,
-                      save_strategy='no', seed=seed, beta=0.0, temperature=1.0)
-    tok = AutoTokenizer.from_pretrained(model_dir)
-    tr = GRPOTrainer(model=AutoModelForCausalLM.from_pretrained(model_dir), processing_class=tok,
-                     reward_funcs=[reward_function('partial')], args=args, train_dataset=datasets.Dataset.from_list(rows))
-    tr.train()
+    with warnings.catch_warnings():  # TRL 1.16 still uses transformers 5's deprecated gradient_checkpointing names
+        warnings.filterwarnings('ignore', message='.*gradient_checkpointing.* is deprecated', category=FutureWarning)
+        args = GRPOConfig(output_dir=str(out / 'trainer'), max_steps=steps, per_device_train_batch_size=batch, num_generations=generations,
+                          max_completion_length=max_completion_length, learning_rate=lr, report_to='none', use_cpu=True, logging_steps=1,
+                          save_strategy='no', seed=seed, beta=0.0, temperature=1.0)
+        tok = AutoTokenizer.from_pretrained(model_dir)
+        tr = GRPOTrainer(model=AutoModelForCausalLM.from_pretrained(model_dir), processing_class=tok,
+                         reward_funcs=[reward_function('partial')], args=args, train_dataset=datasets.Dataset.from_list(rows))
+        tr.train()
     tr.model.save_pretrained(out); tok.save_pretrained(out)
     card = load_card(model_dir)
     card['grpo'] = {'steps': steps, 'generations': generations, 'batch': batch, 'lr': lr, 'rows': len(rows),
