@@ -154,3 +154,24 @@ def test_each_experiment_notebook_holds_the_outputs_of_its_committed_run():
         assert not [o for o in outputs if o['output_type'] == 'error'], f"{name}: a cell failed"
         text = json.dumps(outputs)
         assert 'l0kit-experiment-' not in text and 'scale=smoke' not in text, f"{name}: the test runner's smoke run"
+
+def strings(x):
+    "Every string inside a JSON value."
+    if isinstance(x, str): yield x
+    elif isinstance(x, dict): yield from (s for v in x.values() for s in strings(v))
+    elif isinstance(x, list): yield from (s for v in x for s in strings(v))
+
+def test_each_committed_figure_record_names_its_commit_and_its_runs():
+    """Every figure's JSON record in figures/ was drawn by committed code (a commit, no uncommitted change in the package),
+    names each run folder it draws with the run's identity (model, data digest, responses), and holds no machine path."""
+    records = sorted((ROOT / 'figures').rglob('*.json'))
+    assert len(records) >= 25
+    for p in records:
+        rec = json.loads(p.read_text(encoding='utf-8'))
+        name = p.relative_to(ROOT)
+        assert re.fullmatch(r'[0-9a-f]{40}', rec.get('commit') or ''), f"{name}: no commit: a figure of a run this checkout cannot name"
+        assert rec['modified'] is False, f"{name}: drawn by a package with uncommitted changes"
+        for run in rec['provenance'].get('runs', []):
+            assert isinstance(run, dict) and {'run', 'model', 'data_version', 'responses'} <= set(run), f"{name}: a run without its identity: {run}"
+            assert not Path(run['run']).is_absolute() and (run['run'].startswith('runs/') or run['run'].startswith('data/')), (name, run['run'])
+        assert not [s for s in strings(rec) if s.startswith('/') or re.search(r'(^|\s)(/tmp|/home|/work|/Users)/', s)], f"{name}: a machine path"
