@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: notebooks clean and in sync with the package, ruff on the package, notebook tests, pytest.
-# Extra pytest arguments pass through (e.g. `--runslow`).
+# Extra pytest arguments pass through (e.g. `--runslow`). pytest runs in two parts: every test not marked `serial` on
+# TEST_WORKERS pytest-xdist workers (default: one per CPU this process may use), each worker on its own CPUs
+# (tests/conftest.py), a module's tests on one worker (its fixtures made once); then the `serial` tests, which need
+# the whole machine, in one process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
@@ -16,4 +19,8 @@ fi
 echo "notebooks clean, package in sync"
 ruff check l0kit
 nbdev-test --n-workers 2 --timing
-python -m pytest -q "$@"
+workers="${TEST_WORKERS:-$(python -c 'import os; print(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)')}"
+python -m pytest -q -n "$workers" --dist loadscope -m "not serial" --durations=15 "$@"
+rc=0; python -m pytest -q -m serial "$@" || rc=$?
+[ "$rc" = 5 ] && rc=0  # 5: the arguments given select no serial test
+exit "$rc"

@@ -6,6 +6,21 @@ ROOT = Path(__file__).resolve().parents[1]
 # the four papers as text: `../shared/seeds` seen from the repository root (the project's layout; no machine's path)
 SEEDS = ROOT.parent / "shared" / "seeds"
 IN_CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")  # 'gw0', 'gw1', ... in a worker of `pytest -n N`; None in a plain run
+
+def worker_cpus(cpus: list, worker: str, workers: int) -> list:
+    "The CPUs of one of `workers` pytest-xdist workers: every `workers`-th of `cpus`, so that the workers share none."
+    return cpus[int(worker.removeprefix('gw')) % workers::workers] if 1 < workers <= len(cpus) else cpus
+
+def pytest_configure(config):
+    """Under `pytest -n N` each worker runs on its own CPUs, with as many threads as it has CPUs (torch, BLAS and
+    llama.cpp read their thread counts from the CPUs a process may use): N workers whose models each start a thread per
+    core of the machine would ask for N times its cores, and llama.cpp's spinning threads slow down many times under that.
+    Tests that need the whole machine are marked `serial` and run after the parallel part (scripts/test.sh)."""
+    if not WORKER or not hasattr(os, 'sched_setaffinity'): return
+    mine = worker_cpus(sorted(os.sched_getaffinity(0)), WORKER, int(os.environ.get('PYTEST_XDIST_WORKER_COUNT', '1')))
+    os.sched_setaffinity(0, mine)
+    for v in ('OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'OPENBLAS_NUM_THREADS'): os.environ[v] = str(len(mine))
 
 def require(ok: bool, reason: str):
     "Skip when `ok` is false, except under CI=true, where a missing prerequisite is a failure that says what is missing."
@@ -60,10 +75,21 @@ def pytest_make_collect_report(collector):
     _fail_if_skipped_in_ci((yield).get_result())
 
 
+def shared_tmp(tmp_path_factory) -> Path:
+    "A folder of this test run that every pytest-xdist worker of the run sees (the base temporary folder without xdist)."
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if WORKER else base
+
 @pytest.fixture(scope='session')
 def docs_site(tmp_path_factory) -> Path:
-    "The documentation site built by scripts/docs.sh, once for every test that reads it (a build takes over a minute)."
-    out = tmp_path_factory.mktemp('docs') / 'site'
-    r = subprocess.run(['bash', str(ROOT / 'scripts' / 'docs.sh'), str(out)], capture_output=True, text=True, cwd=ROOT)
-    assert r.returncode == 0, r.stderr[-3000:]
+    """The documentation site built by scripts/docs.sh, once for every test of the run that reads it (a build takes
+    minutes): under pytest-xdist the first worker to ask builds it, under a lock, and the others wait for it."""
+    from filelock import FileLock
+    out = shared_tmp(tmp_path_factory) / 'docs-site'
+    with FileLock(f'{out}.lock'):
+        if not (out / 'index.html').exists():
+            building = out.with_name('docs-site.partial')  # a failed or killed build never passes for a site
+            r = subprocess.run(['bash', str(ROOT / 'scripts' / 'docs.sh'), str(building)], capture_output=True, text=True, cwd=ROOT)
+            assert r.returncode == 0, r.stderr[-3000:]
+            building.rename(out)
     return out

@@ -155,6 +155,14 @@ def test_each_experiment_notebook_holds_the_outputs_of_its_committed_run():
         text = json.dumps(outputs)
         assert 'l0kit-experiment-' not in text and 'scale=smoke' not in text, f"{name}: the test runner's smoke run"
 
+def test_parallel_test_workers_share_no_cpu():
+    "scripts/test.sh's xdist workers: each gets every n-th CPU, none shared, none left out; one worker or too few CPUs: all of them."
+    from conftest import worker_cpus
+    assert [worker_cpus([0, 1], f'gw{i}', 2) for i in range(2)] == [[0], [1]]
+    assert [worker_cpus([0, 1, 2, 3, 4], f'gw{i}', 2) for i in range(2)] == [[0, 2, 4], [1, 3]]
+    assert [worker_cpus([2, 5, 7], f'gw{i}', 3) for i in range(3)] == [[2], [5], [7]]
+    assert worker_cpus([0, 1], 'gw0', 1) == [0, 1] and worker_cpus([0], 'gw1', 2) == [0]
+
 def strings(x):
     "Every string inside a JSON value."
     if isinstance(x, str): yield x

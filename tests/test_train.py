@@ -131,6 +131,7 @@ def test_a_model_trained_again_in_place_does_not_resume_the_old_ones_run(tmp_pat
     assert r.returncode != 0 and 'model weights' in r.stderr and 'has changed' in r.stderr, r.stderr
     assert (run / 'responses.jsonl').read_bytes() == before                 # nothing of the old run lost or mixed
 
+@pytest.mark.serial  # two training workers: at most one per CPU, so the whole machine
 def test_two_workers_from_the_cli_fail_in_one_line_and_leave_no_process(tmp_path):
     "A worker's ConfigError (an example longer than the context) reaches the command line as one line, exit 2; no worker is left running."
     cfg = get_train_preset('quick', small=True)
@@ -141,6 +142,7 @@ def test_two_workers_from_the_cli_fail_in_one_line_and_leave_no_process(tmp_path
     ps = subprocess.run(['ps', '-ww', '-eo', 'args'], capture_output=True, text=True).stdout.splitlines()
     assert not [l for l in ps if '_worker_main' in l and str(tmp_path) in l]   # the workers' rendezvous folder is under TMPDIR
 
+@pytest.mark.serial  # two training workers: at most one per CPU, so the whole machine
 def test_a_killed_worker_stops_the_run_with_an_error(tmp_path):
     "A worker that dies (killed here) ends the run with an error naming the exit codes, and the other worker is stopped, not left waiting."
     import signal, time
@@ -162,6 +164,7 @@ def test_a_killed_worker_stops_the_run_with_an_error(tmp_path):
     assert p.returncode != 0 and 'a training worker failed' in err, err
     assert not workers()
 
+@pytest.mark.serial  # two training workers: at most one per CPU, so the whole machine
 def test_a_killed_caller_leaves_no_worker(tmp_path):
     "`l0kit train` killed outright (SIGKILL: no chance to stop its workers) leaves no worker training on for nobody."
     import signal, time
