@@ -83,7 +83,7 @@ def shared_tmp(tmp_path_factory) -> Path:
 @pytest.fixture(scope='session')
 def docs_site(tmp_path_factory) -> Path:
     """The documentation site built by scripts/docs.sh, once for every test of the run that reads it (a build takes
-    minutes): under pytest-xdist the first worker to ask builds it, under a lock, and the others wait for it."""
+    about a minute): under pytest-xdist the first worker to ask builds it, under a lock, and the others wait for it."""
     from filelock import FileLock
     out = shared_tmp(tmp_path_factory) / 'docs-site'
     with FileLock(f'{out}.lock'):
