@@ -208,3 +208,31 @@ def test_vote_key_digests_the_cleaned_answer_lone_surrogates_included():
     want = hashlib.blake2b('L2,x:\ud8001'.encode('utf-8', 'surrogatepass'), digest_size=8).hexdigest()
     assert vote_key('L2,x:\ud8001') == want  # a model's broken UTF-16 half still gets a key, not an exception
     assert vote_key('L2,x:1') == hashlib.blake2b(b'L2,x:1', digest_size=8).hexdigest()
+
+
+# ---------------------------------------------------------------- l0kit.runs.runner.check_resume
+
+def test_check_resume_by_hand(tmp_path):
+    """A resume checks each record on disk against the items given now: an item outside them is left alone; a record's
+    item hash, where it has one, must be the item's; one voter's prompt per item must be what the data set, settings and
+    seed give now. The hashes on disk are written by hand from the items as they were, not by `check_resume`."""
+    from l0kit.protocol.benchmark import get_benchmark
+    from l0kit.protocol.prompt import prompt_hash
+    from l0kit.runs.format import Record, RunError
+    from l0kit.runs.runner import check_resume
+    b = get_benchmark('l0')
+    b.generate(tmp_path / 'd', limit=2, preset='small', seed=0)
+    a, c = b.load(tmp_path / 'd', 'short')[:2]
+    rec = lambda it, voter, seed=0, **kw: Record(id=it['id'], voter=voter, response='x', item_hash=kw.get('item_hash', b.item_hash(it)),
+                                                 prompt_hash=kw.get('prompt_hash', prompt_hash(b.build_prompt(it, voter, seed))))
+    check_resume(b, [a, c], [rec(a, 0), rec(a, 1), rec(c, 0)])           # the same items, the default seed 0: nothing raised
+    check_resume(b, [a], [rec(a, 0), rec(c, 0, item_hash='0' * 16)])    # c is outside the items given (--limit): not checked
+    check_resume(b, [a], [rec(a, 0, item_hash=None)])                   # no item hash on disk (an older run): not checked
+    check_resume(b, [a], [rec(a, 0, prompt_hash=None, item_hash=None)])  # nor a prompt hash: nothing to check
+    with pytest.raises(RunError, match=rf"item {a['id']!r} of the data set differs .* in RUNDIR answer"):
+        check_resume(b, [a, c], [rec(c, 0), rec(a, 1, item_hash='0' * 16)], out='RUNDIR')  # after a good record, a bad one
+    with pytest.raises(RunError, match=rf"item {c['id']!r} voter 1: the prompt on disk differs"):
+        check_resume(b, [a, c], [rec(a, 0), rec(c, 1, seed=1)])           # drawn with seed 1, checked with the default 0
+    check_resume(b, [c], [rec(c, 1, seed=1)], seed=1)
+    with pytest.raises(RunError, match='prompt on disk differs'):
+        check_resume(b, [a], [rec(a, 0, prompt_hash=None), rec(a, 1, prompt_hash='0' * 16)])  # the first voter with a hash is checked
