@@ -6,7 +6,10 @@ for `--steps` optimiser steps, tokens read per second (prompts with their demons
 pass reads all), seconds per step and the preset's projected time. Evaluation: `--prompts` four-shot L0 prompts (as the organism reads them) of the organism's
 programs, greedy, batch `--batch`, a fixed budget of `--new-tokens` new tokens each (no stop), generated tokens per
 second; the model is the preset's architecture freshly initialised unless `--model DIR` names a trained organism
-(speed does not depend on the weights, only on the sizes).
+(speed does not depend on the weights, only on the sizes). The training line also gives the loop's useful floating-point
+rate (6 per parameter and real token, and the causal attention's; padding not counted) against this machine's float32
+peak, measured first (the best of ten 2048 x 2048 products on the preset's threads). `--compare-micro`: the same steps again
+with the whole batch in one pass (`micro_batch = batch_size`, the loop before micro-batches): the ratio.
 
 `--muon`: only the optimiser step of `optimizer='muon'` on the preset's hidden weight matrices, `torch.optim.Muon`
 (Newton-Schulz in bfloat16) against the kit's `muon` (float32), milliseconds a step each, and how far their updates
@@ -15,7 +18,7 @@ differ (the kit computes torch's step; bfloat16 rounding is the difference).
 Prints the machine, the torch threads and the load average before and after: on a shared machine the figures are
 inflated, so re-run it on a quiet one.
 
-Usage: python perf/train_speed.py [--preset quick] [--steps 200] [--workers 2 --compare-workers] [--prompts 16] [--batch 8]
+Usage: python perf/train_speed.py [--preset quick] [--steps 200] [--workers 2 --compare-workers] [--compare-micro] [--prompts 16] [--batch 8]
                                          [--new-tokens 64] [--threads 2] [--model DIR]
        python perf/train_speed.py --muon [--preset quick] [--steps 20] [--threads 2]
 """
@@ -29,6 +32,27 @@ from l0kit.organism.train import train, machine
 def train_speed(cfg, steps, out):
     "The card of `l0kit train`'s run of the preset for `steps` steps (its workers and threads); the card's seconds are the loop's."
     return train(dataclasses.replace(cfg, name=f"{cfg.name}-speed", steps=steps, warmup=min(cfg.warmup, steps)), out, progress=False)
+
+def matmul_peak(threads: int, n: int = 2048, repeats: int = 10) -> float:
+    "The machine's measured float32 peak in GFLOP/s: the best of `repeats` n x n matrix products on `threads` torch threads."
+    import torch
+    torch.set_num_threads(threads)
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b
+    best = min(_timed(lambda: a @ b) for _ in range(repeats))
+    return 2 * n ** 3 / best / 1e9
+
+def _timed(f) -> float:
+    t0 = time.perf_counter(); f(); return time.perf_counter() - t0
+
+def useful_flops(cfg, steps: int, parameters: int) -> float:
+    "Floating-point operations of `steps` training steps on the real tokens (no padding): 6 per parameter and token (forward and backward), and the causal attention's 6 x hidden x length^2 per example and attention layer."
+    from l0kit.organism.data import make_tokenizer, training_batches
+    from l0kit.organism.model import _layer_types
+    batches = training_batches(cfg, make_tokenizer(max(64, cfg.gen.max_code_lines)))
+    lengths = [len(x) for _ in range(steps) for x, _ in next(batches)[0]]
+    attention = sum(t != 'conv' for t in _layer_types(cfg.layers)) if cfg.arch == 'lfm2' else cfg.layers
+    return 6 * parameters * sum(lengths) + 6 * cfg.hidden_size * attention * sum(n * n for n in lengths)
 
 def eval_speed(spec, cfg, prompts, batch, new_tokens):
     "Generated tokens per second of greedy decoding through the hf: backend."
@@ -75,6 +99,7 @@ def main(argv=None):
     ap.add_argument('--model', default=None)
     ap.add_argument('--workers', type=int, default=None, help="training workers (default: the preset's)")
     ap.add_argument('--compare-workers', action='store_true', help='also train one process of the same threads: the ratio')
+    ap.add_argument('--compare-micro', action='store_true', help="also train with the whole batch in one pass (micro_batch = batch_size): the ratio")
     ap.add_argument('--muon', action='store_true', help="time only the Muon step: torch.optim.Muon against the kit's")
     a = ap.parse_args(argv)
     cfg = get_train_preset(a.preset, small=False)
@@ -90,19 +115,28 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as d:
         cards = {}
         first = a.workers or cfg.workers
-        for workers in ([first, 1] if a.compare_workers and first > 1 else [first]):
-            c = dataclasses.replace(cfg, workers=workers)
+        peak = matmul_peak(cfg.threads)
+        runs = [(first, cfg.micro_batch)] + ([(1, cfg.micro_batch)] if a.compare_workers and first > 1 else []) \
+             + ([(first, cfg.batch_size)] if a.compare_micro and cfg.micro_batch < cfg.batch_size else [])
+        for workers, micro in runs:
+            c = dataclasses.replace(cfg, workers=workers, micro_batch=micro)
             t0 = time.perf_counter()
-            card = cards[workers] = train_speed(c, a.steps, Path(d) / f'organism-{workers}')
+            card = cards[workers, micro] = train_speed(c, a.steps, Path(d) / f'organism-{workers}-{micro}')
             wall = time.perf_counter() - t0
-            print(f"training ({a.preset}: {card['parameters']:,} parameters, batch {c.batch_size}, {workers} worker(s) of "
+            rate = useful_flops(c, a.steps, card['parameters']) / card['seconds'] / 1e9
+            print(f"training ({a.preset}: {card['parameters']:,} parameters, batch {c.batch_size} in passes of {micro}, {workers} worker(s) of "
                   f"{c.threads // workers} thread(s)): {card['tokens_per_second']:,.0f} tokens/s ({card['tokens']:,} tokens in {a.steps} "
-                  f"steps, {card['seconds'] / a.steps:.3f} s/step in the loop; {wall:.1f} s with start-up and saving); the preset's "
+                  f"steps, {card['seconds'] / a.steps:.3f} s/step in the loop; {wall:.1f} s with start-up and saving); {rate:.1f} GFLOP/s on the "
+                  f"real tokens, {rate / peak:.0%} of the measured float32 peak ({peak:.1f} GFLOP/s, {cfg.threads} threads); the preset's "
                   f"{cfg.steps} steps: about {(cfg.steps * card['seconds'] / a.steps + wall - card['seconds']) / 60:.1f} min", flush=True)
-        if len(cards) > 1:
+        base = cards[first, cfg.micro_batch]['tokens_per_second']
+        if (1, cfg.micro_batch) in cards and first > 1:
             print(f"{first} workers against one process of {cfg.threads} threads, same steps and batches: "
-                  f"{cards[first]['tokens_per_second'] / cards[1]['tokens_per_second']:.2f}x the tokens per second")
-        card = cards[first]
+                  f"{base / cards[1, cfg.micro_batch]['tokens_per_second']:.2f}x the tokens per second")
+        if (first, cfg.batch_size) in cards:
+            print(f"passes of {cfg.micro_batch} programs against one pass of the batch of {cfg.batch_size}, same steps and batches: "
+                  f"{base / cards[first, cfg.batch_size]['tokens_per_second']:.2f}x the tokens per second")
+        card = cards[first, cfg.micro_batch]
         path = a.model or card['path']  # the preset's architecture as trained for a few steps above: speed depends on the sizes only
         gen, read, dt = eval_speed(f"hf:{path},threads={a.threads},batch_size={a.batch}", cfg, a.prompts, a.batch, a.new_tokens)
     print(f"evaluation (greedy, batch {a.batch}, {a.prompts} prompts of {read / a.prompts:.0f} tokens, {a.new_tokens} new tokens): "

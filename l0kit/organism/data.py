@@ -15,7 +15,7 @@ from ..l0.dataset import L0DataConfig, SplitSpec, make_candidate, make_demonstra
 from ..l0.prompts import PROMPT_SETUPS
 
 # %% auto #0
-__all__ = ['ORGANISM_GEN', 'SPECIALS', 'PIECE', 'CHAT_TEMPLATE', 'ARCHS', 'TRAIN_LIMITS', 'OPTIMIZERS', 'TRAIN_PRESETS',
+__all__ = ['ORGANISM_GEN', 'SPECIALS', 'PIECE', 'CHAT_TEMPLATE', 'ARCHS', 'TRAIN_LIMITS', 'OPTIMIZERS', 'DTYPES', 'TRAIN_PRESETS',
            'TOKEN_BIN', 'organism_gen', 'trace_alphabet', 'make_tokenizer', 'TrainConfig', 'get_train_preset',
            'training_examples', 'l0_benchmark', 'prompt_of', 'encode_example', 'training_batches', 'collate',
            'trained_items', 'trained_programs', 'step_bin', 'length_record']
@@ -66,8 +66,9 @@ def make_tokenizer(max_lines: int = 64):
 # %% ../../nbs/70_organism_data.ipynb #3649b910
 ARCHS = ('llama', 'lfm2')
 TRAIN_LIMITS = {'hidden_size': 16384, 'layers': 256, 'heads': 256, 'intermediate_size': 65536, 'context': 131072, 'max_example_tokens': 131072,
-                'steps': 10_000_000, 'batch_size': 65536, 'threads': 4096, 'workers': 1024}  # a config from elsewhere past these is refused
+                'steps': 10_000_000, 'batch_size': 65536, 'micro_batch': 65536, 'threads': 4096, 'workers': 1024}  # a config from elsewhere past these is refused
 OPTIMIZERS = ('adamw', 'muon')
+DTYPES = ('float32', 'bfloat16')
 
 # %% ../../nbs/70_organism_data.ipynb #3b78817e
 @dataclass
@@ -88,10 +89,12 @@ class TrainConfig(YamlConfig):
     context: int = 4096          # positions: the ladder's longest prompts with their demonstrations run to about 3,600 tokens
     steps: int = 1000            # optimiser steps
     batch_size: int = 16         # programs per step
+    micro_batch: int = 4         # programs per forward pass, shortest to longest: their gradients sum to the step's (the same step up to rounding), with less padding
     optimizer: str = 'adamw'     # 'adamw'; 'muon': Muon on the hidden weight matrices, AdamW on the rest (see The optimiser)
     lr: float = 2e-3
     warmup: int = 100            # steps of linear warm-up, then cosine decay to lr / 10
     weight_decay: float = 0.01
+    dtype: str = 'float32'       # 'bfloat16': matrix products in bfloat16 (autocast; fast only where the CPU has AVX512-BF16 or AMX)
     threads: int = 2             # torch CPU threads in all (the results depend on it: keep it fixed for determinism)
     workers: int = 1             # data-parallel processes sharing `threads`: each reads its share of every batch, gradients summed
     seed: int = 0
@@ -101,12 +104,12 @@ class TrainConfig(YamlConfig):
         if not isinstance(self.gen, GenConfig): raise ConfigError(f"TrainConfig.gen must be a mapping of GenConfig fields, got {self.gen!r}")
         c = lambda n, *a, **k: check_value('TrainConfig', n, getattr(self, n), *a, **k)
         c('name', str); safe_name(self.name, 'TrainConfig.name')
-        for n in ('max_target_steps', 'hidden_size', 'layers', 'heads', 'intermediate_size', 'context', 'steps', 'batch_size', 'threads', 'workers', 'max_example_tokens'):
+        for n in ('max_target_steps', 'hidden_size', 'layers', 'heads', 'intermediate_size', 'context', 'steps', 'batch_size', 'micro_batch', 'threads', 'workers', 'max_example_tokens'):
             c(n, int, minimum=1, maximum=TRAIN_LIMITS.get(n))
         c('setup', str, choices=[s for s in PROMPT_SETUPS if s != 'variation_1' and s != 'variation_2'])
         c('shots', int, minimum=0, maximum=self.gen.num_demonstrations); c('demo_loss', bool)
         if self.setup.startswith('zero_shot') and self.shots: raise ConfigError(f"TrainConfig.setup {self.setup!r} takes no demonstrations: set shots to 0")
-        c('arch', str, choices=list(ARCHS)); c('optimizer', str, choices=list(OPTIMIZERS))
+        c('arch', str, choices=list(ARCHS)); c('optimizer', str, choices=list(OPTIMIZERS)); c('dtype', str, choices=list(DTYPES))
         c('lr', float, minimum=0); c('weight_decay', float, minimum=0); c('warmup', int, minimum=0); c('seed', int, minimum=0)
         if self.threads % self.workers or self.batch_size % self.workers:
             raise ConfigError(f"TrainConfig.workers ({self.workers}) must divide threads ({self.threads}) and batch_size ({self.batch_size})")
@@ -120,9 +123,10 @@ class TrainConfig(YamlConfig):
 def _in_test() -> bool: return bool(os.environ.get('IN_TEST'))
 
 TRAIN_PRESETS = {
-    # the LFM2 hybrid with Muon: quick gets 29 % of the ladder's shortest split in 9 minutes, where Llama with AdamW got 14 % in 75 (the end of this notebook)
+    # the LFM2 hybrid with Muon, in passes of 4 programs; quick: under 3 minutes on 2 cores for a first right trace or few (3 % of the
+    # ladder's shortest split); full: 69 % there (Llama with AdamW got 14 % in 75 minutes; docs/performance.md has the measurements)
     'quick': lambda: TrainConfig('quick', hidden_size=128, layers=4, heads=4, intermediate_size=512, arch='lfm2', optimizer='muon',
-                                 steps=560, batch_size=8, lr=3e-3, warmup=50),
+                                 steps=260, batch_size=8, lr=3e-3, warmup=50),
     'full': lambda: TrainConfig('full', hidden_size=128, layers=4, heads=4, intermediate_size=512, arch='lfm2', optimizer='muon',
                                 steps=1700, batch_size=16, lr=3e-3, warmup=100),
 }

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/72_organism_train.ipynb #9f4a29e0
 from __future__ import annotations
-import json, os, platform, re, shutil, sys, tempfile, time
+import json, os, platform, re, shutil, sys, tempfile, time, warnings
 from pathlib import Path
 import l0kit
 from ..protocol.config import ConfigError, DataError, read_json_file
@@ -14,7 +14,7 @@ from .model import lr_at, make_model, make_optimizers, n_params
 # %% auto #0
 __all__ = ['ORGANISM_FILES', 'MAX_TRAIN_PARAMETERS', 'organisms_dir', 'default_out', 'machine', 'trained_on_lines', 'model_card',
            'save_organism', 'is_organism', 'replaceable', 'load_card', 'train', 'check_out', 'check_machine',
-           'approx_parameters', 'checkpoint_path']
+           'approx_parameters', 'checkpoint_path', 'native_bfloat16']
 
 # %% ../../nbs/72_organism_train.ipynb #aeca4191
 def organisms_dir() -> Path:
@@ -82,7 +82,7 @@ def model_card(card: dict) -> str:
         "## Model and training",
         f"- {card['parameters']:,} parameters: hidden {c['hidden_size']}, {c['layers']} layers, {c['heads']} heads, MLP {c['intermediate_size']}, "
         f"context {c['context']}; word-level tokenizer of {len(trace_alphabet())} pieces (the trace alphabet)",
-        f"- {card['steps']:,} {_OPT_WORDS[c.get('optimizer', 'adamw')]} steps of {c['batch_size']} programs, peak learning rate {c['lr']}, seed {c['seed']}; "
+        f"- {card['steps']:,} {_OPT_WORDS[c.get('optimizer', 'adamw')]} steps of {c['batch_size']} programs (in passes of {c.get('micro_batch', c['batch_size'])}, {c.get('dtype', 'float32')}), peak learning rate {c['lr']}, seed {c['seed']}; "
         f"final loss {card['final_loss']} (mean of the last 20 steps)",
         f"- {card['seconds']:,} s, {card['tokens_per_second']:,} tokens/s on {m['cpu']} ({c.get('workers', 1)} process(es) of {m['torch_threads']} torch thread(s), {m['cores']} cores, "
         f"load average {m['load_average']}); torch {m['torch']}, transformers {m['transformers']}, l0kit {m['l0kit']}",
@@ -155,6 +155,8 @@ def train(cfg: TrainConfig, out=None, progress: bool = True, force: bool = False
     "Train an organism from scratch on the kit's traces and save it (model, tokenizer, card) in `out`; the card."
     out = Path(out).expanduser() if out else default_out(cfg)
     check_machine(cfg)
+    if cfg.dtype == 'bfloat16' and not native_bfloat16():
+        warnings.warn("TrainConfig.dtype is bfloat16, but this CPU has no AVX512-BF16 or AMX: bfloat16 products are emulated here and train slower than float32", stacklevel=2)
     check_out(out, force)
     for c in _checkpoints(out, checkpoint_every, keep_checkpoints):  # written during training: never into a folder of the user's
         if os.path.lexists(c) and not replaceable(c):
@@ -243,6 +245,27 @@ def _sum_gradients(model, extra: list) -> list:
     for p in params: p.grad.copy_(flat[at:at + p.numel()].view_as(p.grad)); at += p.numel()
     return flat[at:].tolist()
 
+# %% ../../nbs/72_organism_train.ipynb #b7e1a0f1
+def native_bfloat16() -> bool:
+    "Whether this CPU multiplies bfloat16 matrices natively (AVX512-BF16 or AMX): only there is `dtype='bfloat16'` faster than float32."
+    try: flags = next((l for l in Path('/proc/cpuinfo').read_text().splitlines() if l.startswith('flags')), '').split()
+    except OSError: return False
+    return 'avx512_bf16' in flags or 'amx_bf16' in flags
+
+# %% ../../nbs/72_organism_train.ipynb #b7e1a0f2
+def _backward(model, cfg: TrainConfig, mine: list, weights: list, pad_id: int) -> float:
+    "Back-propagate the loss of examples `mine` (sorted by length), `micro_batch` at a time, each weighted by its share of the step's learned tokens; the sum of the weighted losses."
+    import torch
+    total = 0.0
+    for at in range(0, len(mine), cfg.micro_batch):
+        ids, _, labels = collate(mine[at:at + cfg.micro_batch], pad_id)
+        if ids.shape[1] > cfg.context: raise ConfigError(f"a training example has {ids.shape[1]} tokens, more than the context {cfg.context}")
+        # right padding under a causal mask: no real token sees a pad, so no attention mask is needed (and the faster causal kernel runs)
+        with torch.autocast('cpu', dtype=torch.bfloat16, enabled=cfg.dtype == 'bfloat16'):
+            loss = model(input_ids=ids, labels=labels).loss.float() * sum(weights[at:at + cfg.micro_batch])
+        loss.backward(); total += loss.item()
+    return total
+
 # %% ../../nbs/72_organism_train.ipynb #45527f81
 def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, checkpoint_every: int = 0, keep_checkpoints: bool = False,
                 rank: int = 0):
@@ -264,14 +287,9 @@ def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, che
         learned = [_learned(ex) for ex in batch]  # counted once: this worker's share of the loss, and the card's trace tokens
         by_length = sorted(range(len(batch)), key=lambda i: len(batch[i][0]))
         share = by_length[rank::cfg.workers]  # every worker a share of short and long examples: balanced, little padding
-        mine = [batch[i] for i in share]
-        ids, _, labels = collate(mine, tok.pad_token_id)
-        if ids.shape[1] > cfg.context: raise ConfigError(f"a training example has {ids.shape[1]} tokens, more than the context {cfg.context}")
         for g in (g for o in opts for g in o.param_groups): g['lr'] = lr_at(cfg, step)
-        # right padding under a causal mask: no real token sees a pad, so no attention mask is needed (and the faster causal kernel runs)
-        loss = model(input_ids=ids, labels=labels).loss * (sum(learned[i] for i in share) / sum(learned))  # this worker's share of the batch mean
-        loss.backward()
-        value = _sum_gradients(model, [loss.item()])[0] if cfg.workers > 1 else loss.item()
+        value = _backward(model, cfg, [batch[i] for i in share], [learned[i] / sum(learned) for i in share], tok.pad_token_id)  # this worker's share of the batch mean
+        if cfg.workers > 1: value = _sum_gradients(model, [value])[0]
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         for o in opts: o.step(); o.zero_grad(set_to_none=True)
         losses.append(value); programs += len(batch)
