@@ -236,3 +236,113 @@ def test_check_resume_by_hand(tmp_path):
     check_resume(b, [c], [rec(c, 1, seed=1)], seed=1)
     with pytest.raises(RunError, match='prompt on disk differs'):
         check_resume(b, [a], [rec(a, 0, prompt_hash=None), rec(a, 1, prompt_hash='0' * 16)])  # the first voter with a hash is checked
+
+
+# ---------------------------------------------------------------- l0kit.runs.runner: pending_pairs, read_turns, resume_conversation
+
+def _countdown_run(out, items, voters=1, shard=None, bench=None, model=None):
+    from l0kit.protocol.countdown import CountdownBenchmark, CountdownSimulated
+    from l0kit.runs.runner import run_eval, RunConfig
+    b = bench or CountdownBenchmark()
+    return run_eval(b, model or CountdownSimulated(slip=0.0), items, out, RunConfig(voters=voters), data='(in memory)', split='demo',
+                    shard=shard, progress=False)
+
+
+def test_pending_pairs_by_hand(tmp_path):
+    """The pairs a run asks: ids checked and the run's items named in the message; a shard's pairs are those whose
+    sha256 of "id NUL voter" falls on it (the hash computed here, not by `Shard.holds`); a data set changed under a
+    run is refused with the run folder named."""
+    import hashlib, json
+    from l0kit.protocol.config import DataError
+    from l0kit.runs.format import RunError
+    items = [{'id': f"c{n}", 'split': 'demo', 'start': n} for n in (3, 4, 5, 6, 7, 8)]
+    with pytest.raises(DataError, match=r"^the items of this run: items 1 and 2 share the id 'c3'"):
+        _countdown_run(tmp_path / 'dup', [items[0], dict(items[0])])
+    out = tmp_path / 'shard'
+    _countdown_run(out, items, voters=2, shard='2/2')
+    on_disk = sorted((d['id'], d['voter']) for d in map(json.loads, (out / 'responses.jsonl').read_text().splitlines()))
+    mine = sorted((it['id'], v) for it in items for v in range(2)
+                  if int.from_bytes(hashlib.sha256(f"{it['id']}\x00{v}".encode()).digest()[:8], 'big') % 2 == 1)
+    assert on_disk == mine and 0 < len(mine) < 12  # shard 2 of 2: remainder 1; neither none nor all of the 12 pairs
+    _countdown_run(tmp_path / 'run', items[:2])
+    changed = [{**items[0], 'start': 9}, items[1]]  # c3 now counts down from 9: its responses answer another item
+    with pytest.raises(RunError, match=rf"item 'c3' of the data set differs from the one the responses in {tmp_path / 'run'} answer"):
+        _countdown_run(tmp_path / 'run', changed)
+
+
+def test_read_turns_keeps_the_keys_asked_and_whole_turn_numbers(tmp_path):
+    """`read_turns` returns the last record of each turn of the keys asked; a record whose turn is not a whole number
+    (written by something else) is not a turn."""
+    from l0kit.runs.format import Record, RecordWriter
+    from l0kit.runs.runner import read_turns, TURNS_DIR
+    (tmp_path / TURNS_DIR).mkdir()
+    rec = lambda i, turn, text: Record(id=i, voter=0, response=text, split='demo', meta={'turn': turn})
+    w = RecordWriter(tmp_path, TURNS_DIR)
+    w.add([rec('a', 1, 'a1'), rec('b', 1, 'b1'), rec('a', 2, 'a2 first'), rec('a', 2, 'a2 last'), rec('a', '3', 'not a turn'),
+           rec('b', None, 'no turn')])
+    w.close()
+    got = read_turns(tmp_path)
+    assert {k: {t: r.response for t, r in v.items()} for k, v in got.items()} == {
+        ('demo', 'a', 0): {1: 'a1', 2: 'a2 last'}, ('demo', 'b', 0): {1: 'b1'}}
+    only_a = read_turns(tmp_path, {('demo', 'a', 0)})
+    assert list(only_a) == [('demo', 'a', 0)] and sorted(only_a[('demo', 'a', 0)]) == [1, 2]
+
+
+def test_resume_conversation_budgets_each_turn_for_the_model(tmp_path):
+    """A turn's token budget counts the benchmark's `budget_text` with the model's own tokenizer, on the first run and on
+    a resume that reuses turns from disk: here the model counts 7 tokens a character, so the budget is 7 x 5 + 2 = 37
+    for the text '3 2 1' and margin 2 (not the estimate of any other tokenizer)."""
+    from l0kit.protocol.countdown import CheckedCountdown, CountdownSimulated
+    from l0kit.protocol.models import Completion
+    class Budgeted(CheckedCountdown):
+        def build_prompt(self, item, voter=0, seed=0):
+            p = super().build_prompt(item, voter, seed)
+            p.meta = {**p.meta, 'budget_text': '3 2 1', 'budget_margin': 2}
+            return p
+    class Counting(CountdownSimulated):
+        spec = 'counting'
+        def __init__(self, wrong_first=True, fail_turn=None):
+            super().__init__(slip=0.0); self.budgets, self.wrong_first, self.fail_turn = [], wrong_first, fail_turn
+        def count_tokens(self, text): return 7 * len(text)
+        def generate(self, prompts, params=None, seeds=None):
+            out = []
+            for p in prompts:
+                self.budgets.append((p.pair['turn'], p.max_new_tokens))
+                if p.pair['turn'] == self.fail_turn: out.append([Completion('', finish_reason='error', error='HTTP 500')])
+                elif p.pair['turn'] == 1: out.append([Completion('3\n1', finish_reason='stop')])  # wrong: turn 2 follows
+                else: out.append([Completion('3\n2\n1', finish_reason='stop')])
+            return out
+    items = [{'id': 'c3', 'split': 'demo', 'start': 3}]
+    first = Counting(fail_turn=2)
+    _countdown_run(tmp_path / 'run', items, bench=Budgeted(), model=first)   # turn 1 answered, turn 2 fails
+    again = Counting()
+    s = _countdown_run(tmp_path / 'run', items, bench=Budgeted(), model=again)  # turn 1 from disk, turn 2 asked
+    assert first.budgets == [(1, 37), (2, 37)] and again.budgets == [(2, 37)]
+    assert s['complete'] == 1
+
+
+def test_final_record_by_hand():
+    """The (item, voter)'s record after its turns: ids, split and hashes from the first turn, the answer, error and
+    finish reason of the last, tokens summed (None when a turn has none), latency summed to 4 places with a missing
+    one as 0, think tokens summed, and every answer with `conversation`."""
+    from l0kit.protocol.benchmark import Turn
+    from l0kit.runs.format import Record
+    from l0kit.runs.runner import Conversation, final_record
+    t1 = Record(id='c3', voter=1, response='3 1', split='demo', prompt_hash='p1', item_hash='i1', prompt_tokens=10,
+                completion_tokens=3, latency_s=0.12345, finish_reason='stop', meta={'turn': 1, 'think_tokens': 4})
+    t2 = Record(id='c3', voter=1, response='3 2 1', split='demo', prompt_hash='p2', item_hash='i2', prompt_tokens=20,
+                completion_tokens=5, latency_s=None, finish_reason='length', meta={'turn': 2})
+    t3 = Record(id='c3', voter=1, response='3 2 1', split='demo', prompt_hash='p3', item_hash='i3', prompt_tokens=30,
+                completion_tokens=None, latency_s=0.00001, finish_reason='stop', meta={'turn': 3})
+    conv = Conversation({'id': 'c3'}, 1, turns=[Turn(None, '3 1'), Turn(None, '3 2 1')], records=[t1, t2])
+    r = final_record(conv, conversation=True)
+    assert (r.id, r.voter, r.split, r.prompt_hash, r.item_hash) == ('c3', 1, 'demo', 'p1', 'i1')
+    assert (r.response, r.finish_reason, r.error) == ('3 2 1', 'length', None)
+    assert (r.prompt_tokens, r.completion_tokens, r.latency_s) == (30, 8, 0.1235)  # 10 + 20, 3 + 5; 0.12345 + 0 to 4 places
+    assert r.meta == {'turns': 2, 'think_tokens': 4, 'conversation': ['3 1', '3 2 1']}
+    r3 = final_record(Conversation({'id': 'c3'}, 1, records=[t1, t2, t3]))
+    assert (r3.completion_tokens, r3.prompt_tokens, r3.latency_s, r3.finish_reason) == (None, 60, 0.1235, 'stop')  # 0.12346 -> 0.1235
+    assert r3.meta == {'turns': 3, 'think_tokens': 4}
+    failed = Record(id='c3', voter=1, response=None, split='demo', error='HTTP 500', finish_reason='error', meta={'turn': 2})
+    rf = final_record(Conversation({'id': 'c3'}, 1, records=[t1, failed]))
+    assert (rf.response, rf.error, rf.finish_reason, rf.failed) == (None, 'HTTP 500', 'error', True)
