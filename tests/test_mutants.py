@@ -346,3 +346,36 @@ def test_final_record_by_hand():
     failed = Record(id='c3', voter=1, response=None, split='demo', error='HTTP 500', finish_reason='error', meta={'turn': 2})
     rf = final_record(Conversation({'id': 'c3'}, 1, records=[t1, failed]))
     assert (rf.response, rf.error, rf.finish_reason, rf.failed) == (None, 'HTTP 500', 'error', True)
+
+
+def test_summarize_run_by_hand(tmp_path):
+    """The counts of a run folder, against records written by hand: the last record of a pair counts; items outside
+    the run and voters past `voters` are left out; a line that is not a record is counted as bad; cut, unclosed,
+    think and completion tokens summed over complete responses only; a shard's pairs by a sha256 computed here."""
+    import hashlib
+    from l0kit.protocol.countdown import CountdownBenchmark
+    from l0kit.runs.format import Record, RecordWriter, RESPONSES_FILE, Shard
+    from l0kit.runs.runner import summarize_run
+    items = [{'id': 'c3', 'split': 'demo', 'start': 3}, {'id': 'c5', 'split': 'demo', 'start': 5}]
+    rec = lambda i, v, text, **kw: Record(id=i, voter=v, response=text, split='demo', **kw)
+    w = RecordWriter(tmp_path)
+    w.add([rec('c3', 0, '3\n2\n1', completion_tokens=5, meta={'think_tokens': 2}),                          # complete (no finish reason)
+           rec('c3', 1, None, error='HTTP 500', finish_reason='error'),                                   # failed, then
+           rec('c3', 2, None, error='HTTP 502', finish_reason='error'),                                   # failed, and again below
+           rec('c3', 1, ' ', finish_reason='length', completion_tokens=9),                                 # empty and cut
+           rec('c5', 0, '<think>five', finish_reason='length', completion_tokens=7),                       # unclosed, nothing read
+           rec('c5', 1, '5\n4\n3\n2\n1', finish_reason='stop', completion_tokens=11),                      # right, then
+           rec('c5', 1, None, error='timeout', finish_reason='error'),                                    # failed last
+           rec('c3', 2, None, error='HTTP 503', finish_reason='error'),                                   # failed last, after c5's
+           rec('c9', 0, '9', completion_tokens=100), rec('c3', 3, '3', completion_tokens=100)])            # outside: left out
+    w.close()
+    with open(tmp_path / RESPONSES_FILE, 'ab') as f: f.write(b'{"not": "a record"}\n')
+    s = summarize_run(CountdownBenchmark(), items, tmp_path, voters=3)
+    # the pairs in the order of their last records: c3/0, c3/1, c5/0, c5/1 (timeout), c3/2 (HTTP 503): the first error is c5/1's
+    assert (s['pairs'], s['complete'], s['failed'], s['first_error'], s['bad_lines'], s['shard']) == (6, 3, 2, 'timeout', 1, '1/1')
+    assert s['problems'] == {'empty': 1, 'no answer could be read': 1}
+    assert (s['truncated'], s['unclosed_think'], s['think_tokens'], s['completion_tokens']) == (2, 1, 2, 21)  # 5 + 9 + 7
+    assert s['run_dir'] == str(tmp_path)
+    holds = lambda i, v: int.from_bytes(hashlib.sha256(f"{i}\x00{v}".encode()).digest()[:8], 'big') % 2 == 0
+    half = summarize_run(CountdownBenchmark(), items, tmp_path, voters=3, shard=Shard(1, 2))
+    assert half['pairs'] == sum(holds(i, v) for i in ('c3', 'c5') for v in range(3)) and half['shard'] == '1/2'
