@@ -93,6 +93,7 @@ def grpo_organism(model_dir, rows: list, out, steps: int = 10, generations: int 
     "A few GRPO steps of TRL on an organism with the kit's partial-credit reward; the tuned model saved to `out`."
     import datasets, torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.trainer_callback import PrinterCallback
     from trl import GRPOConfig, GRPOTrainer
     from l0kit.bridges.rl import reward_function
     torch.set_num_threads(threads)
@@ -101,10 +102,11 @@ def grpo_organism(model_dir, rows: list, out, steps: int = 10, generations: int 
         warnings.filterwarnings('ignore', message='.*gradient_checkpointing.* is deprecated', category=FutureWarning)
         args = GRPOConfig(output_dir=str(out / 'trainer'), max_steps=steps, per_device_train_batch_size=batch, num_generations=generations,
                           max_completion_length=max_completion_length, learning_rate=lr, report_to='none', use_cpu=True, logging_steps=1,
-                          save_strategy='no', seed=seed, beta=0.0, temperature=1.0)
+                          save_strategy='no', seed=seed, beta=0.0, temperature=1.0, disable_tqdm=True)
         tok = AutoTokenizer.from_pretrained(model_dir)
         tr = GRPOTrainer(model=AutoModelForCausalLM.from_pretrained(model_dir), processing_class=tok,
                          reward_funcs=[reward_function('partial')], args=args, train_dataset=datasets.Dataset.from_list(rows))
+        tr.remove_callback(PrinterCallback)  # each step's log is kept in the card (`grpo.log`), not printed
         tr.train()
     tr.model.save_pretrained(out); tok.save_pretrained(out)
     card = load_card(model_dir)
