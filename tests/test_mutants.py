@@ -227,6 +227,9 @@ def test_check_resume_by_hand(tmp_path):
                                                  prompt_hash=kw.get('prompt_hash', prompt_hash(b.build_prompt(it, voter, seed))))
     check_resume(b, [a, c], [rec(a, 0), rec(a, 1), rec(c, 0)])           # the same items, the default seed 0: nothing raised
     check_resume(b, [a], [rec(a, 0), rec(c, 0, item_hash='0' * 16)])    # c is outside the items given (--limit): not checked
+    with pytest.raises(RunError, match=f"item {a['id']!r} of the data set differs"):
+        check_resume(b, [a], [rec(c, 0), rec(a, 0, item_hash='0' * 16)])  # a record outside the items does not end the check
+    check_resume(b, [a], [rec(a, 0), rec(a, 1, prompt_hash='0' * 16)])  # one voter's prompt per item is checked: the first with a hash
     check_resume(b, [a], [rec(a, 0, item_hash=None)])                   # no item hash on disk (an older run): not checked
     check_resume(b, [a], [rec(a, 0, prompt_hash=None, item_hash=None)])  # nor a prompt hash: nothing to check
     with pytest.raises(RunError, match=rf"item {a['id']!r} of the data set differs .* in RUNDIR answer"):
@@ -360,7 +363,11 @@ def test_summarize_run_by_hand(tmp_path):
     rec = lambda i, v, text, **kw: Record(id=i, voter=v, response=text, split='demo', **kw)
     w = RecordWriter(tmp_path)
     w.add([rec('c3', 0, '3\n2\n1', completion_tokens=5, meta={'think_tokens': 2}),                          # complete (no finish reason)
-           rec('c3', 1, None, error='HTTP 500', finish_reason='error'),                                   # failed, then
+           rec('c3', 1, None, error='HTTP 500', finish_reason='error')])                                  # failed, then
+    w.close()
+    with open(tmp_path / RESPONSES_FILE, 'ab') as f: f.write(b'{"not": "a record"}\n')               # a bad line in the middle
+    w = RecordWriter(tmp_path)
+    w.add([
            rec('c3', 2, None, error='HTTP 502', finish_reason='error'),                                   # failed, and again below
            rec('c3', 1, ' ', finish_reason='length', completion_tokens=9),                                 # empty and cut
            rec('c5', 0, '<think>five', finish_reason='length', completion_tokens=7),                       # unclosed, nothing read
@@ -369,12 +376,16 @@ def test_summarize_run_by_hand(tmp_path):
            rec('c3', 2, None, error='HTTP 503', finish_reason='error'),                                   # failed last, after c5's
            rec('c9', 0, '9', completion_tokens=100), rec('c3', 3, '3', completion_tokens=100)])            # outside: left out
     w.close()
-    with open(tmp_path / RESPONSES_FILE, 'ab') as f: f.write(b'{"not": "a record"}\n')
+    with open(tmp_path / RESPONSES_FILE, 'ab') as f: f.write(b'{"not": "a record"}\n')               # and one at the end
     s = summarize_run(CountdownBenchmark(), items, tmp_path, voters=3)
     # the pairs in the order of their last records: c3/0, c3/1, c5/0, c5/1 (timeout), c3/2 (HTTP 503): the first error is c5/1's
-    assert (s['pairs'], s['complete'], s['failed'], s['first_error'], s['bad_lines'], s['shard']) == (6, 3, 2, 'timeout', 1, '1/1')
+    assert (s['pairs'], s['complete'], s['failed'], s['first_error'], s['bad_lines'], s['shard']) == (6, 3, 2, 'timeout', 2, '1/1')
     assert s['problems'] == {'empty': 1, 'no answer could be read': 1}
     assert (s['truncated'], s['unclosed_think'], s['think_tokens'], s['completion_tokens']) == (2, 1, 2, 21)  # 5 + 9 + 7
+    w = RecordWriter(tmp_path)
+    w.add([rec('c5', 0, '', finish_reason='stop', completion_tokens=0)])  # c5/0 now empty too: two empty responses
+    w.close()
+    assert summarize_run(CountdownBenchmark(), items, tmp_path, voters=3)['problems'] == {'empty': 2}
     assert s['run_dir'] == str(tmp_path)
     holds = lambda i, v: int.from_bytes(hashlib.sha256(f"{i}\x00{v}".encode()).digest()[:8], 'big') % 2 == 0
     half = summarize_run(CountdownBenchmark(), items, tmp_path, voters=3, shard=Shard(1, 2))
