@@ -390,3 +390,20 @@ def test_summarize_run_by_hand(tmp_path):
     holds = lambda i, v: int.from_bytes(hashlib.sha256(f"{i}\x00{v}".encode()).digest()[:8], 'big') % 2 == 0
     half = summarize_run(CountdownBenchmark(), items, tmp_path, voters=3, shard=Shard(1, 2))
     assert half['pairs'] == sum(holds(i, v) for i in ('c3', 'c5') for v in range(3)) and half['shard'] == '1/2'
+
+
+# ---------------------------------------------------------------- l0kit.l0.metrics._compare (through score_trace)
+
+def test_score_trace_context_after_the_first_chunk_of_lines():
+    """A first error more than eight lines past the verbatim prefix (the comparison reads eight lines at a time): the
+    response's context is its own lines before the error and the error itself, and a wrong line is a mismatch, not an
+    early end. Line 1 matches the control line `L2,` by its number only, so no line is verbatim."""
+    from l0kit.l0.metrics import score_trace
+    target = ['L2,'] + [f"L{i},x:{i}" for i in range(3, 15)]                     # 13 lines
+    response = ['L2,cond:True'] + [f"L{i},x:{i}" for i in range(3, 13)] + ['L13,x:99', 'L14,x:14']
+    s = score_trace('\n'.join(response), target, context=3)
+    assert (s.correct, s.steps_to_error, s.failure) == (False, 11, 'mismatch')     # lines 1-11 right, line 12 wrong
+    assert s.target_context == ['L10,x:10', 'L11,x:11', 'L12,x:12', 'L13,x:13']
+    assert s.response_context == ['L10,x:10', 'L11,x:11', 'L12,x:12', 'L13,x:99']
+    short = score_trace('\n'.join(response[:10]), target, context=3)              # ten lines, all right, then nothing
+    assert (short.steps_to_error, short.failure, short.response_context[-1]) == (10, 'ended_early', '')
