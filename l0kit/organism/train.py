@@ -288,7 +288,8 @@ def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, che
         by_length = sorted(range(len(batch)), key=lambda i: len(batch[i][0]))
         share = by_length[rank::cfg.workers]  # every worker a share of short and long examples: balanced, little padding
         for g in (g for o in opts for g in o.param_groups): g['lr'] = lr_at(cfg, step)
-        value = _backward(model, cfg, [batch[i] for i in share], [learned[i] / sum(learned) for i in share], tok.pad_token_id)  # this worker's share of the batch mean
+        total = sum(learned)
+        value = _backward(model, cfg, [batch[i] for i in share], [learned[i] / total for i in share], tok.pad_token_id)  # this worker's share of the batch mean
         if cfg.workers > 1: value = _sum_gradients(model, [value])[0]
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         for o in opts: o.step(); o.zero_grad(set_to_none=True)
