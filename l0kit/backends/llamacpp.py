@@ -4,7 +4,7 @@
 
 # %% ../../nbs/02d_llamacpp.ipynb #247526ad
 from __future__ import annotations
-import math, os, time
+import ctypes, math, os, re, time
 from pathlib import Path
 from fastcore.basics import patch
 from ..protocol.models import (Model, Completion, GenerationParams, ModelUnavailable, ModelSpecError, prepare, budget,
@@ -15,16 +15,33 @@ from .hf import weights_fingerprint
 
 
 # %% auto #0
-__all__ = ['physical_cores', 'default_threads', 'gguf_metadata', 'trained_context', 'bounded_chat_formatter', 'LlamaCppModel',
-           'load_llamacpp', 'load_smollm2']
+__all__ = ['cpu_backend', 'physical_cores', 'default_threads', 'gguf_metadata', 'trained_context', 'bounded_chat_formatter',
+           'Engine', 'LlamaCppModel', 'sampler_chain', 'plan_groups', 'load_llamacpp', 'load_smollm2']
 
 # %% ../../nbs/02d_llamacpp.ipynb #cf1069ba
+_DISPATCH = {}  # the directory whose CPU variants were loaded, once per process
+
+def _variant_dir(llama_cpp) -> Path | None:
+    "Where a runtime-dispatch build (GGML_BACKEND_DL, GGML_CPU_ALL_VARIANTS) put its CPU variants (libggml-cpu-*.so), if it is one."
+    pkg = Path(llama_cpp.__file__).parent
+    return next((d for d in (pkg / 'lib', pkg.parent / 'bin') if any(d.glob('libggml-cpu-*.so'))), None)
+
 def _llama_cpp():
     try: import llama_cpp
     except ImportError as e:
         raise ModelUnavailable(f"the llamacpp backend needs llama-cpp-python ({e}); run scripts/setup.sh, or "
                                "`pip install llama-cpp-python` (it compiles llama.cpp)") from None
+    if not _DISPATCH and (d := _variant_dir(llama_cpp)):  # llama.cpp loads none itself: ggml scores each variant on this CPU
+        ggml = ctypes.CDLL(str(Path(llama_cpp.__file__).parent / 'lib' / 'libggml.so'))
+        if ggml.ggml_backend_reg_count() == 0: ggml.ggml_backend_load_all_from_path(str(d).encode())
+        _DISPATCH['dir'] = d
     return llama_cpp
+
+def cpu_backend(maps: str = '/proc/self/maps') -> str:
+    "The llama.cpp CPU variant this process runs ('haswell', 'zen4'...), or 'built-in' when llama.cpp was built for one CPU."
+    try: text = Path(maps).read_text()
+    except OSError: return 'unknown'
+    return ','.join(sorted(set(re.findall(r'libggml-cpu-([\w.]+)\.so', text)))) or 'built-in'
 
 def physical_cores(cpus=None,  # logical CPU numbers (default: those this process may run on)
                    sysfs: str = '/sys/devices/system/cpu',  # where the kernel describes the CPU topology
@@ -78,14 +95,72 @@ def bounded_chat_formatter(template: str, eos_token: str, bos_token: str):
     return fmt
 
 
+# %% ../../nbs/02d_llamacpp.ipynb #e2c39a2d
+def _pad(n: int) -> int:
+    "`n` KV cells rounded up to llama.cpp's 256."
+    return -(-int(n) // 256) * 256
+
+def _common(a: list, b: list) -> int:
+    "The length of the longest common prefix of two token lists."
+    k = 0
+    for x, y in zip(a, b):
+        if x != y: break
+        k += 1
+    return k
+
+class Engine:
+    "A llama.cpp context of up to `parallel` sequences, each with KV cells of its own, decoded in one batch a step."
+    def __init__(self, llm, n_batch: int, parallel: int):
+        if int(parallel) < 1: raise ModelSpecError(f"parallel must be at least 1, got {parallel}")
+        self.lc, self.llm, self.parallel, self.n_batch = _llama_cpp(), llm, int(parallel), int(n_batch)
+        self.ctx, self.n_seq, self.seq_ctx, self.resident = None, 0, 0, []  # resident: the prompt sequence 0 holds between calls
+
+    def ensure(self, n_seq: int, seq_ctx: int, cells: int):
+        "A context with at least `n_seq` sequences of `seq_ctx` cells (made again, larger, when the current one is smaller)."
+        if self.ctx and n_seq <= self.n_seq and seq_ctx <= self.seq_ctx: return
+        if max(n_seq, self.n_seq) * max(seq_ctx, self.seq_ctx) <= cells: n_seq, seq_ctx = max(n_seq, self.n_seq), max(seq_ctx, self.seq_ctx)
+        self.close()
+        lc = self.lc
+        cp = lc.llama_context_params.from_buffer_copy(self.llm.context_params)  # llama-cpp-python's own settings (threads, attention...)
+        cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max, cp.kv_unified = n_seq * seq_ctx, self.n_batch, min(self.n_batch, 512), n_seq, False
+        self.ctx = lc.llama_init_from_model(self.llm.model, cp)
+        if not self.ctx: raise ModelUnavailable(f"llama.cpp could not make a context of {n_seq} sequences of {seq_ctx} tokens")
+        self.n_seq, self.seq_ctx, self.mem = n_seq, seq_ctx, lc.llama_get_memory(self.ctx)
+        self.batch = lc.llama_batch_init(max(self.n_batch, n_seq), 0, 1)
+
+    def close(self):
+        if self.ctx: self.lc.llama_batch_free(self.batch); self.lc.llama_free(self.ctx)
+        self.ctx, self.n_seq, self.seq_ctx, self.resident = None, 0, 0, []
+
+    def decode(self, items):
+        "Decode `items` (token, position, sequence, wants logits) in one llama_decode call."
+        b = self.batch
+        for i, (t, p, s, out) in enumerate(items):
+            b.token[i], b.pos[i], b.n_seq_id[i], b.logits[i] = t, p, 1, out
+            b.seq_id[i][0] = s
+        b.n_tokens = len(items)
+        if rc := self.lc.llama_decode(self.ctx, b):
+            raise RuntimeError(f"llama_decode returned {rc} ({len(items)} tokens; {self.n_seq} sequences of {self.seq_ctx} cells)")
+
+    def prefill(self, ids: list, seq: int, start: int):
+        "Read `ids[start:]` into sequence `seq` at positions start..., `n_batch` tokens a call; logits for the last token only."
+        for a in range(start, len(ids), self.n_batch):
+            self.decode([(t, a + j, seq, a + j == len(ids) - 1) for j, t in enumerate(ids[a:a + self.n_batch])])
+
+    def seq_rm(self, seq: int, p0: int = -1, p1: int = -1): self.lc.llama_memory_seq_rm(self.mem, seq, p0, p1)
+    def seq_cp(self, src: int, dst: int): self.lc.llama_memory_seq_cp(self.mem, src, dst, -1, -1)  # every cell of `src`, copied
+
 # %% ../../nbs/02d_llamacpp.ipynb #34fc40f7
 class LlamaCppModel(Model):
-    "A GGUF model run in this process by llama.cpp, one sequence at a time, reusing the KV cache of a shared prefix."
+    "A GGUF model run in this process by llama.cpp: several sequences decoded together, each prompt read once, the KV cache of a shared prefix reused."
     batch_size = 16  # prompts per `generate` call: they are ordered so that neighbours share the longest prefix
 
-    def __init__(self, llm, name: str, kind: str = 'auto', trained: int = 0, prefix_cache: bool = True, path: str = '', seed: int = 0):
+    def __init__(self, llm, name: str, kind: str = 'auto', trained: int = 0, prefix_cache: bool = True, path: str = '', seed: int = 0,
+                 n_ctx: int = 0, batch: int = 512, parallel: int = 8):
         self.llm, self.name, self.path, self.prefix_cache, self.seed = llm, name, path, bool(prefix_cache), int(seed)
-        self.context_length, self.trained_context = llm.n_ctx(), trained
+        self.context_length, self.trained_context = _pad(n_ctx or llm.n_ctx()), trained
+        self.engine = Engine(llm, int(batch), parallel)
+        self.cells = max(self.context_length, 16384)  # KV cells a group of sequences may take, each as long as the group's longest
         self.weights = weights_fingerprint(Path(path).parent, Path(path).name) if path else None  # names, sizes, first and last 8 MiB
         llama_cpp = _llama_cpp()
         vocab = llama_cpp.llama_model_get_vocab(llm.model)
@@ -121,12 +196,16 @@ class LlamaCppModel(Model):
     def info(self):
         import llama_cpp
         return {**super().info(), 'backend': 'llamacpp', 'file': self.path, 'context_length': self.context_length,
-                'trained_context': self.trained_context, 'threads': self.llm.n_threads, 'batch': self.llm.n_batch,
-                'prefix_cache': self.prefix_cache, 'llama_cpp_python': llama_cpp.__version__,
-                **({'weights': self.weights} if self.weights else {})}
+                'trained_context': self.trained_context, 'threads': self.llm.n_threads, 'batch': self.engine.n_batch,
+                'parallel': self.engine.parallel, 'prefix_cache': self.prefix_cache, 'llama_cpp_python': llama_cpp.__version__,
+                'cpu_backend': cpu_backend(), **({'weights': self.weights} if self.weights else {})}
+
+    def clear_cache(self):
+        "Forget every KV cell: the next prompt is read whole."
+        self.engine.close()
 
     def close(self):
-        if self.llm is not None: self.llm.close(); self.llm = None
+        if self.llm is not None: self.engine.close(); self.llm.close(); self.llm = None
 
 # %% ../../nbs/02d_llamacpp.ipynb #05625c0a
 @patch
@@ -137,42 +216,110 @@ def _fit(self: LlamaCppModel, n: int, asked: int) -> tuple[int, str | None]:
     return fit_context(n, asked, self.context_length, self.name, hint)
 
 # %% ../../nbs/02d_llamacpp.ipynb #7c9d46ec
-@patch
-def _complete(self: LlamaCppModel, ids: list, limit: int, params: GenerationParams, seed: int | None = None,
-              stop_after: str | None = None) -> Completion:
-    "One completion of the tokenized prompt `ids`: at most `limit` new tokens, cut at the first stop string (or just after `stop_after`)."
-    llm, t0 = self.llm, time.perf_counter()
-    cached = self.cached_prefix(ids)
-    if not cached: llm.reset()  # nothing to reuse (or prefix_cache=false): read the whole prompt
-    if seed is not None: llm.set_seed(seed % 2 ** 32)
-    kw = (dict(temp=params.temperature, top_p=params.top_p, top_k=0, min_p=0.0, typical_p=1.0) if params.temperature > 0
-          else dict(temp=0.0))
-    stops = [s.encode('utf-8') for s in params.stop if s]
-    toks, raw, ended, hit, after = [], b'', False, False, (stop_after or '').encode('utf-8')
-    kept = False  # stopped just after `stop_after`, which is kept
-    if limit > 0:
-        for t in llm.generate(ids, repeat_penalty=1.0, **kw):
-            if self._is_eog(t): ended = True; break
-            toks.append(t)
-            piece = llm.detokenize([t])
-            raw += piece
-            if after and (j := raw.find(after, max(0, len(raw) - len(piece) - len(after)))) >= 0:
-                raw, kept = raw[:j + len(after)], True; break
-            if stops and any(raw.find(s, max(0, len(raw) - len(piece) - len(s))) >= 0 for s in stops): hit = True; break
-            if len(toks) >= limit: break
-    text, _ = truncate_at_stop(raw.decode('utf-8', 'ignore'), params.stop)
-    n = self.count_tokens(text) if hit or kept else len(toks) + ended
-    return Completion(text, prompt_tokens=len(ids), completion_tokens=n, latency_s=time.perf_counter() - t0,
-                      finish_reason='stop' if ended or hit or kept else 'length',
-                      meta={'cached_prompt_tokens': cached} | ({'stopped_after': True} if kept else {}))
+class _Stream:
+    "One sequence being decoded: its tokens and bytes so far, and the first of its ends."
+    def __init__(self, prompt: int, voter: int, limit: int, stop: list, stop_after: str | None = None, seq: int = 0, chain=None):
+        self.prompt, self.voter, self.limit, self.seq, self.chain = prompt, voter, limit, seq, chain
+        self.stops, self.after = [s.encode('utf-8') for s in stop if s], (stop_after or '').encode('utf-8')
+        self.toks, self.raw, self.pos, self.cached, self.t = [], b'', 0, 0, 0.0
+        self.ended = self.hit = self.kept = False
+        self.done = limit <= 0
 
+    def take(self, token: int, piece: bytes, eog: bool) -> bool:
+        "Add one generated token (`piece`, its bytes) and say whether the sequence is done."
+        if eog: self.ended = self.done = True; return True
+        self.toks.append(token)
+        raw = self.raw = self.raw + piece
+        if self.after and (j := raw.find(self.after, max(0, len(raw) - len(piece) - len(self.after)))) >= 0:
+            self.raw, self.kept, self.done = raw[:j + len(self.after)], True, True  # stopped just after `stop_after`, which is kept
+        elif self.stops and any(raw.find(s, max(0, len(raw) - len(piece) - len(s))) >= 0 for s in self.stops): self.hit = self.done = True
+        elif len(self.toks) >= self.limit: self.done = True
+        return self.done
+
+    def completion(self, model, n_prompt: int, stop: list) -> Completion:
+        "What the sequence wrote, as the protocol's `Completion`."
+        text, _ = truncate_at_stop(self.raw.decode('utf-8', 'ignore'), stop)
+        n = model.count_tokens(text) if self.hit or self.kept else len(self.toks) + self.ended
+        return Completion(text, prompt_tokens=n_prompt, completion_tokens=n, latency_s=self.t,
+                          finish_reason='stop' if self.ended or self.hit or self.kept else 'length',
+                          meta={'cached_prompt_tokens': self.cached} | ({'stopped_after': True} if self.kept else {}))
+
+# %% ../../nbs/02d_llamacpp.ipynb #0e5b006d
+def sampler_chain(llm, params: GenerationParams, seed: int | None = None):
+    "llama-cpp-python's sampler chain for `params`, as `Llama.generate` builds it with top_k=0, min_p=0, typical_p=1, no penalty."
+    from llama_cpp._internals import LlamaSampler
+    c = LlamaSampler()
+    c.add_penalties(n_vocab=llm._n_vocab, penalty_last_n=llm.last_n_tokens_size, penalty_repeat=1.0, penalty_freq=0.0, penalty_present=0.0)
+    if params.temperature > 0:
+        c.add_top_k(0); c.add_typical(1.0, 1); c.add_top_p(params.top_p, 1); c.add_min_p(0.0, 1); c.add_temp(params.temperature)
+        c.add_dist((seed or 0) % 2 ** 32)
+    else: c.add_greedy()
+    return c
+
+# %% ../../nbs/02d_llamacpp.ipynb #47a59f0b
+class _Unit:
+    "A prompt's sequences in one group: the voters `voters` with their `seeds` (greedy: one voter, seed None)."
+    def __init__(self, i: int, ids: list, voters: list, limit: int, seeds: list):
+        self.i, self.ids, self.voters, self.limit, self.seeds, self.home = i, ids, voters, limit, seeds, 0
+
+def plan_groups(units: list, parallel: int, cells: int) -> list:
+    "Consecutive `units` in groups of at most `parallel` sequences that, each as long as the group's longest, fit `cells` KV cells."
+    groups, cur, seqs, longest = [], [], 0, 0
+    for u in units:
+        need = _pad(len(u.ids) + u.limit)
+        if cur and (seqs + len(u.voters) > parallel or (seqs + len(u.voters)) * max(longest, need) > cells):
+            groups.append(cur); cur, seqs, longest = [], 0, 0
+        cur.append(u); seqs += len(u.voters); longest = max(longest, need)
+    return groups + ([cur] if cur else [])
+
+# %% ../../nbs/02d_llamacpp.ipynb #b1a6a053
 @patch
 def cached_prefix(self: LlamaCppModel, ids: list) -> int:
-    "Prompt tokens the next request reuses from the KV cache (llama.cpp evaluates again at least the last one)."
+    "Prompt tokens the next request reuses from the cells sequence 0 kept (at least the last token is read again, for its logits)."
     if not self.prefix_cache: return 0
-    have = self.llm.input_ids[:self.llm.n_tokens].tolist()
-    k = next((i for i, (a, b) in enumerate(zip(have, ids)) if a != b), min(len(have), len(ids)))
-    return k - 1 if k == len(ids) else k
+    return min(_common(self.engine.resident, ids), len(ids) - 1)
+
+@patch
+def _take(self: LlamaCppModel, st: _Stream, token: int):
+    eog = self._is_eog(token)
+    st.take(token, b'' if eog else self.llm.detokenize([token]), eog)
+
+@patch
+def _run_group(self: LlamaCppModel, units: list, params: GenerationParams, stop_after: list) -> list:
+    "Decode a group's units together; the last unit's prompt stays in sequence 0 for the next call."
+    eng, t0 = self.engine, time.perf_counter()
+    eng.ensure(sum(len(u.voters) for u in units), max(_pad(len(u.ids) + u.limit) for u in units), self.cells)
+    k = self.cached_prefix(units[0].ids)
+    for s in range(1, eng.n_seq): eng.seq_rm(s)
+    eng.seq_rm(0, k, -1)
+    streams, seq, prev = [], 0, None
+    for u in units:  # the prefills, one prompt after another; each one's first tokens sampled from its last logits
+        u.home = seq
+        if prev is not None:
+            k = min(_common(prev.ids, u.ids), len(u.ids) - 1) if self.prefix_cache else 0
+            if k: eng.seq_cp(prev.home, u.home); eng.seq_rm(u.home, k, -1)
+        eng.prefill(u.ids, u.home, k)
+        for v, voter in enumerate(u.voters):
+            if v: eng.seq_cp(u.home, u.home + v)
+            st = _Stream(u.i, voter, u.limit, params.stop, stop_after[u.i], u.home + v, sampler_chain(self.llm, params, u.seeds[v]))
+            st.pos, st.cached = len(u.ids), k if v == 0 else len(u.ids)
+            if not st.done: self._take(st, eng.lc.llama_sampler_sample(st.chain.sampler, eng.ctx, -1))
+            streams.append(st)
+        seq, prev = seq + len(u.voters), u
+    active = [st for st in streams if not st.done]
+    while active:  # one llama_decode a step for every sequence still running
+        eng.decode([(st.toks[-1], st.pos, st.seq, True) for st in active])
+        for j, st in enumerate(active):
+            st.pos += 1
+            self._take(st, eng.lc.llama_sampler_sample(st.chain.sampler, eng.ctx, j))
+            if st.done: st.t = time.perf_counter() - t0
+        active = [st for st in active if not st.done]
+    for st in streams: st.t = st.t or time.perf_counter() - t0
+    if prev.home: eng.seq_cp(prev.home, 0)
+    eng.seq_rm(0, len(prev.ids), -1)
+    for s in range(1, eng.n_seq): eng.seq_rm(s)
+    eng.resident = list(prev.ids) if self.prefix_cache else []
+    return streams
 
 # %% ../../nbs/02d_llamacpp.ipynb #4daa53bd
 @patch
@@ -185,14 +332,24 @@ def generate(self: LlamaCppModel, prompts, params=None, seeds=None):
     out = [None] * len(prompts)
     for i, (_, err) in enumerate(fits):  # no generation for a prompt that cannot fit
         if err: out[i] = [Completion('', prompt_tokens=len(ids[i]), completion_tokens=0, finish_reason='error', error=err)] * params.n
+    units = []
     for i in sorted((i for i in range(len(prompts)) if out[i] is None), key=lambda i: ids[i]):
         limit = fits[i][0]
-        if params.temperature > 0:
-            seed = seeds[i] if seeds is not None else self.seed
-            out[i] = [self._complete(ids[i], limit, params, seed + k, prompts[i].meta.get('stop_after')) for k in range(params.n)]
-        else: out[i] = [self._complete(ids[i], limit, params, None, prompts[i].meta.get('stop_after'))] * params.n  # greedy: the n samples are the same text
-        if limit < asked[i]:  # say when the context, not the protocol, set the budget
-            for c in out[i]: c.meta['budget_clipped'] = [asked[i], limit]
+        if params.temperature <= 0: units.append(_Unit(i, ids[i], [0], limit, [None])); continue
+        seed = seeds[i] if seeds is not None else self.seed
+        step = max(1, min(self.engine.parallel, self.cells // _pad(len(ids[i]) + limit)))
+        units += [_Unit(i, ids[i], list(range(a, min(a + step, params.n))), limit, [seed + v for v in range(a, min(a + step, params.n))])
+                  for a in range(0, params.n, step)]
+    after = [p.meta.get('stop_after') for p in prompts]
+    for group in plan_groups(units, self.engine.parallel, self.cells):
+        for st in self._run_group(group, params, after):
+            out[st.prompt] = out[st.prompt] or [None] * params.n
+            out[st.prompt][st.voter] = st.completion(self, len(ids[st.prompt]), params.stop)
+    for i in range(len(prompts)):
+        if fits[i][1]: continue
+        if params.temperature <= 0: out[i] = [out[i][0]] * params.n  # greedy: the n samples are the same text
+        if fits[i][0] < asked[i]:  # say when the context, not the protocol, set the budget
+            for c in out[i]: c.meta['budget_clipped'] = [asked[i], fits[i][0]]
     return out
 
 # %% ../../nbs/02d_llamacpp.ipynb #d0931d68
@@ -204,6 +361,7 @@ def load_llamacpp(arg: str, *,
                   gpu_layers: int = -1,  # layers offloaded to a GPU when llama.cpp was built for one (-1: all)
                   kind: str = 'auto',  # 'chat', 'base' or 'auto' (chat when the file has a chat template)
                   prefix_cache: bool = True,  # reuse the KV cache of the prefix a request shares with the previous one
+                  parallel: int = 8,  # sequences decoded together (a prompt's voters, neighbouring prompts); 1: one at a time
                   name: str = '',  # a readable name (default: the file's `general.name`, else its file name)
                  ) -> LlamaCppModel:
     "A GGUF file run in process by llama.cpp."
@@ -213,13 +371,15 @@ def load_llamacpp(arg: str, *,
     n_ctx = int(ctx) or min(trained or 4096, 32768)
     threads = int(threads) or default_threads()
     try:
-        llm = llama_cpp.Llama(str(Path(arg).expanduser()), n_ctx=n_ctx, n_batch=int(batch), n_threads=threads, n_threads_batch=threads,
+        # the weights, tokenizer and settings; its own one-sequence context stays small, the Engine's is sized to each group
+        llm = llama_cpp.Llama(str(Path(arg).expanduser()), n_ctx=256, n_batch=256, n_threads=threads, n_threads_batch=threads,
                               n_gpu_layers=int(gpu_layers), seed=int(seed), verbose=False)
     except (ValueError, RuntimeError) as e: raise ModelUnavailable(f"llama.cpp could not load {arg}: {e}") from None
-    return LlamaCppModel(llm, name or meta.get('general.name') or Path(arg).name, kind, trained, prefix_cache, str(arg), seed)
+    return LlamaCppModel(llm, name or meta.get('general.name') or Path(arg).name, kind, trained, prefix_cache, str(arg), seed,
+                         n_ctx, batch, parallel)
 
 # %% ../../nbs/02d_llamacpp.ipynb #5001e788
-_LLAMACPP_OPTIONS = ('threads', 'ctx', 'batch', 'seed', 'gpu_layers', 'prefix_cache')
+_LLAMACPP_OPTIONS = ('threads', 'ctx', 'batch', 'seed', 'gpu_layers', 'prefix_cache', 'parallel')
 _TRANSFORMERS_OPTIONS = ('threads', 'device', 'dtype', 'batch_size')
 
 def load_smollm2(arg: str = '', *,
@@ -230,13 +390,14 @@ def load_smollm2(arg: str = '', *,
                  seed: int | None = None,  # llamacpp: sampling seed of prompts that come without one
                  gpu_layers: int | None = None,  # llamacpp: layers offloaded to a GPU
                  prefix_cache: bool | None = None,  # llamacpp: reuse the KV cache of a shared prefix
+                 parallel: int | None = None,  # llamacpp: sequences decoded together
                  device: str | None = None,  # transformers: 'cpu', 'cuda' or 'auto'
                  dtype: str | None = None,  # transformers: 'float32', 'bfloat16', 'float16' or 'auto'
                  batch_size: int | None = None,  # transformers: prompts per greedy batch
                 ) -> Model:
     "The embedded SmolLM2-135M-Instruct, on llama.cpp (default) or transformers."
     if arg: raise ModelSpecError(f"the embedded model takes no argument, only options (got {arg!r}); e.g. `smollm2:threads=2`")
-    given = {k: v for k, v in dict(threads=threads, ctx=ctx, batch=batch, seed=seed, gpu_layers=gpu_layers, prefix_cache=prefix_cache,
+    given = {k: v for k, v in dict(threads=threads, ctx=ctx, batch=batch, seed=seed, gpu_layers=gpu_layers, prefix_cache=prefix_cache, parallel=parallel,
                                    device=device, dtype=dtype, batch_size=batch_size).items() if v is not None}
     allowed = {'llamacpp': _LLAMACPP_OPTIONS, 'transformers': _TRANSFORMERS_OPTIONS}.get(backend)
     if allowed is None: raise ModelSpecError(f"backend must be llamacpp or transformers, got {backend!r}")
