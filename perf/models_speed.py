@@ -15,7 +15,13 @@
 2. (`--server`) the OpenAI-compatible HTTP backend against a llama.cpp server (`python -m llama_cpp.server`) serving
    the same GGUF: requests per second with 1 request in flight and with several.
 
+   llama.cpp runs three ways: its sequences decoded together (`--parallel`, the default engine), one sequence at a time
+   (`parallel=1`, llama-cpp-python's own way), and together without the prefix cache. `--temperature T` samples
+   `--samples` completions a prompt (seeded) instead of greedy decoding; the prefill split times one greedy token.
+   `--weights f32` also times the file's weights de-quantized to float32 (`weights=f32`, cached by the kit).
+
 Usage: python perf/models_speed.py [--prompts 8] [--shots 4] [--new-tokens 64] [--batch 8] [--dtype float32]
+                                         [--temperature 0] [--samples 4] [--parallel 8] [--weights f32]
                                          [--threads 0] [--llamacpp-threads 0,2] [--skip-transformers] [--server]
 """
 import argparse, os, socket, subprocess, sys, time
@@ -66,17 +72,17 @@ def flops_line(n_params, prompt_tokens, t_prefill, gen_tokens, t_gen, peak) -> s
 def prefill_split(model, prompts, params, dt, toks, evaluated):
     "(prompt tokens evaluated, prefill seconds, generated tokens after the first, their seconds): a one-token pass times the prefill."
     one = GenerationParams(max_new_tokens=1)
-    if hasattr(model, 'llm'): model.llm.reset()
+    if hasattr(model, 'clear_cache'): model.clear_cache()
     _, t1, _, _ = timed(model, prompts, one)
-    return evaluated, t1, max(0, toks - len(prompts)), dt - t1
+    return evaluated, t1, max(0, toks - len(prompts) * params.n), dt - t1
 
-def timed(model, prompts, params):
+def timed(model, prompts, params, seed=0):
     "Generated texts, seconds and generated tokens of one `generate` call."
     t0 = time.perf_counter()
-    outs = model.generate(prompts, params)
+    outs = model.generate(prompts, params, seeds=[seed + 100 * i for i in range(len(prompts))])
     dt = time.perf_counter() - t0
     assert all(o[0].error is None for o in outs), [o[0].error for o in outs if o[0].error]
-    return [o[0].text for o in outs], dt, sum(o[0].completion_tokens for o in outs), outs
+    return [[c.text for c in o] for o in outs], dt, sum(c.completion_tokens for o in outs for c in o), outs
 
 def line(label, dt, toks, n, base=None):
     r = f"  {label:<44} {dt / n:6.2f} s/response  {toks / dt:6.1f} generated tokens/s  ({dt:.1f} s, {toks} tokens)"
@@ -84,14 +90,15 @@ def line(label, dt, toks, n, base=None):
 
 def bench_engines(a):
     prompts = l0_prompts(a.prompts, a.shots)
-    params = GenerationParams(max_new_tokens=a.new_tokens)
+    params = GenerationParams(max_new_tokens=a.new_tokens, temperature=a.temperature, n=a.samples if a.temperature > 0 else 1)
+    mode = f"sampled (temperature {a.temperature}, {params.n} samples a prompt)" if a.temperature > 0 else 'greedy'
     res = {}
     t0 = time.perf_counter(); lc = load_model('smollm2:backend=transformers' if a.skip_llamacpp else 'smollm2'); load_lc = time.perf_counter() - t0
     n_prompt = sum(lc.count_tokens(lc.render(p)) for p in prompts)
     quiet = os.getloadavg()
     print(f"load average before: {quiet[0]:.2f} {quiet[1]:.2f} {quiet[2]:.2f} (a quiet machine: below 0.1 x {os.cpu_count()} CPUs)")
     print(f"SmolLM2-135M-Instruct, CPU ({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}), {len(prompts)} L0 prompts "
-          f"({a.shots} demonstrations, {n_prompt} prompt tokens in all), greedy, up to {a.new_tokens} new tokens each")
+          f"({a.shots} demonstrations, {n_prompt} prompt tokens in all), {mode}, up to {a.new_tokens} new tokens each")
     peak, peak_text = machine_peak()
     print(f"  {peak_text}")
     base = None
@@ -101,29 +108,36 @@ def bench_engines(a):
         load_hf = time.perf_counter() - t0
         import torch
         hf.generate(prompts[:1], GenerationParams(max_new_tokens=2))  # warm-up
-        texts, dt, toks, _ = timed(hf, prompts, params)
+        texts, dt, toks, _ = timed(hf, prompts, params, a.seed)
         res['transformers'], base = texts, dt
         print(line(f"transformers {a.dtype}, batch {a.batch}, {torch.get_num_threads()} threads", dt, toks, len(prompts)) + f"  [load {load_hf:.1f} s]")
         n_params = sum(p.numel() for p in hf.model.parameters())
         print(flops_line(n_params, *prefill_split(hf, prompts, params, dt, toks, n_prompt), peak))
         hf.close()
     for th in ([] if a.skip_llamacpp else [int(x) for x in a.llamacpp_threads.split(',')]):
-        for cache in (True, False):
-            m = lc if (th == 0 and cache) else load_model(f"smollm2:threads={th},prefix_cache={str(cache).lower()}")
-            m.llm.reset()  # every pass starts from an empty cache
-            texts, dt, toks, outs = timed(m, prompts, params)
+        runs = [(a.parallel, True, 'file'), (1, True, 'file'), (a.parallel, False, 'file')] + [(a.parallel, True, w) for w in a.weights.split(',') if w]
+        for par, cache, w in runs:
+            m = lc if (th == 0 and cache and par == a.parallel and w == 'file') else load_model(
+                f"smollm2:threads={th},prefix_cache={str(cache).lower()},parallel={par},weights={w}")
+            m.clear_cache()  # every pass starts from an empty cache
+            texts, dt, toks, outs = timed(m, prompts, params, a.seed)
             cached = sum(o[0].meta['cached_prompt_tokens'] for o in outs)
-            label = f"llama.cpp Q4_1, {m.llm.n_threads} thread{'s' if m.llm.n_threads > 1 else ''}, prefix cache {'on' if cache else 'off'}"
+            label = (f"llama.cpp {'Q4_1' if w == 'file' else w}, {m.llm.n_threads} thread{'s' if m.llm.n_threads > 1 else ''}, "
+                     f"{'sequences ' + str(par) + ' at a time' if par > 1 else 'one sequence at a time'}, cache {'on' if cache else 'off'}")
             print(line(label, dt, toks, len(prompts), base) + f"  [{cached} of {n_prompt} prompt tokens from the cache"
                   + (f"; load {load_lc:.1f} s" if m is lc else '') + ']')
             evaluated = n_prompt - cached
             print(flops_line(m.llm._model.n_params(), *prefill_split(m, prompts, params, dt, toks, evaluated), peak))
             res.setdefault('llamacpp', texts)
+            if w != 'file': res[w] = texts
             if m is not lc: m.close()
     if 'transformers' in res and 'llamacpp' in res:
-        same = sum(x == y for x, y in zip(res['transformers'], res['llamacpp']))
-        print(f"  same greedy text on both engines: {same} of {len(prompts)} responses "
+        same = sum(x == y for xs, ys in zip(res['transformers'], res['llamacpp']) for x, y in zip(xs, ys))
+        print(f"  same text on both engines: {same} of {len(prompts) * params.n} responses "
               "(llama.cpp multiplies the 4-bit weights with 8-bit activations; transformers de-quantizes them to float32)")
+        for w in (x for x in a.weights.split(',') if x in res):
+            same = sum(x == y for xs, ys in zip(res['transformers'], res[w]) for x, y in zip(xs, ys))
+            print(f"  same text on transformers and llama.cpp {w}: {same} of {len(prompts) * params.n} responses")
     lc.close()
     after = os.getloadavg()
     print(f"load average after: {after[0]:.2f} {after[1]:.2f} {after[2]:.2f} (this run's own threads included)")
@@ -158,6 +172,10 @@ if __name__ == '__main__':
     p.add_argument('--dtype', default='float32', help='transformers dtype')
     p.add_argument('--threads', type=int, default=0, help='torch CPU threads (0: one per core)')
     p.add_argument('--llamacpp-threads', default='0', help='comma-separated llama.cpp thread counts (0: one per physical core)')
+    p.add_argument('--temperature', type=float, default=0.0, help='0: greedy; above 0: sampled, --samples a prompt')
+    p.add_argument('--samples', type=int, default=4); p.add_argument('--seed', type=int, default=0)
+    p.add_argument('--parallel', type=int, default=8, help='llama.cpp sequences decoded together (also timed at 1)')
+    p.add_argument('--weights', default='f32', help="llama.cpp weights also timed besides the file's own (comma-separated; '' for none)")
     p.add_argument('--skip-transformers', action='store_true')
     p.add_argument('--skip-llamacpp', action='store_true')
     p.add_argument('--server', action='store_true', help='also time a llama.cpp server through the OpenAI backend')

