@@ -86,6 +86,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                     'l0kit/backends/llamacpp.py'),
                                          'l0kit.backends.llamacpp.LlamaCppModel.__init__': ( 'llamacpp.html#llamacppmodel.__init__',
                                                                                              'l0kit/backends/llamacpp.py'),
+                                         'l0kit.backends.llamacpp.LlamaCppModel._decode_group': ( 'llamacpp.html#llamacppmodel._decode_group',
+                                                                                                  'l0kit/backends/llamacpp.py'),
                                          'l0kit.backends.llamacpp.LlamaCppModel._fit': ( 'llamacpp.html#llamacppmodel._fit',
                                                                                          'l0kit/backends/llamacpp.py'),
                                          'l0kit.backends.llamacpp.LlamaCppModel._run_group': ( 'llamacpp.html#llamacppmodel._run_group',

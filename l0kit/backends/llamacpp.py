@@ -296,6 +296,12 @@ def _take(self: LlamaCppModel, st: _Stream, token: int):
 @patch
 def _run_group(self: LlamaCppModel, units: list, params: GenerationParams, stop_after: list) -> list:
     "Decode a group's units together; the last unit's prompt stays in sequence 0 for the next call."
+    try: return self._decode_group(units, params, stop_after)
+    except BaseException:  # an error or an interrupt half way leaves cells no record describes: start the next call afresh
+        self.engine.close(); raise
+
+@patch
+def _decode_group(self: LlamaCppModel, units: list, params: GenerationParams, stop_after: list) -> list:
     eng, t0 = self.engine, time.perf_counter()
     eng.ensure(sum(len(u.voters) for u in units), max(_pad(len(u.ids) + u.limit) for u in units), self.cells)
     k = self.cached_prefix(units[0].ids)
