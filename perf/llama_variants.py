@@ -1,0 +1,49 @@
+"""Speed of each CPU variant of a llama.cpp runtime-dispatch build on this machine (the build of
+`L0KIT_LLAMA_BUILD=dispatch bash scripts/setup.sh`), against the one ggml picks by itself.
+
+Each variant runs in a process of its own (`L0KIT_LLAMA_CPU=NAME`: a process loads one CPU backend): the embedded
+SmolLM2 Q4_1 GGUF reads a 1,024-token prompt (best of two) and decodes 32 tokens one at a time. Variants this CPU lacks
+the instructions for are listed as such.
+
+Usage: python perf/llama_variants.py [--variants x64,sse42,haswell] [--threads 0]
+"""
+import argparse, json, os, subprocess, sys
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+ONE = r'''
+import json, sys, time
+from l0kit.backends.llamacpp import _llama_cpp, _smollm2_file, cpu_backend, default_threads
+lc = _llama_cpp()
+th = int(sys.argv[1]) or default_threads()
+llm = lc.Llama(str(_smollm2_file()), n_ctx=2048, n_batch=512, n_threads=th, n_threads_batch=th, verbose=False)
+toks = [(i * 7919) % 40000 + 100 for i in range(1024)]
+best = 1e9
+for _ in range(2):
+    llm.reset(); t0 = time.perf_counter(); llm.eval(toks); best = min(best, time.perf_counter() - t0)
+t0 = time.perf_counter()
+for t in toks[:32]: llm.eval([t])
+print(json.dumps({'variant': cpu_backend(), 'prefill': 1024 / best, 'generation': 32 / (time.perf_counter() - t0)}))
+'''
+
+def run(variant: str, threads: int) -> dict:
+    env = {**os.environ, 'L0KIT_LLAMA_CPU': variant} if variant else {k: v for k, v in os.environ.items() if k != 'L0KIT_LLAMA_CPU'}
+    p = subprocess.run([sys.executable, '-c', ONE, str(threads)], env=env, capture_output=True, text=True)
+    if p.returncode: return {'variant': variant, 'error': (p.stderr.strip().splitlines() or ['crashed'])[-1]}
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+if __name__ == '__main__':
+    a = argparse.ArgumentParser(); a.add_argument('--variants', default='x64,sse42,haswell'); a.add_argument('--threads', type=int, default=0)
+    a = a.parse_args()
+    from l0kit.backends.llamacpp import _llama_cpp, _variant_dir
+    if not (d := _variant_dir(_llama_cpp())): sys.exit("this llama-cpp-python is built for one CPU: run L0KIT_LLAMA_BUILD=dispatch bash scripts/setup.sh")
+    load = os.getloadavg()
+    print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; variants in {d}")
+    rows = [run(v, a.threads) for v in a.variants.split(',')] + [run('', a.threads)]
+    best = rows[-1]
+    for r, asked in zip(rows, a.variants.split(',') + ['(ggml picks)']):
+        if 'error' in r: print(f"  {asked:<14} not run: {r['error']}"); continue
+        print(f"  {asked:<14} {r['variant']:<10} prompt {r['prefill']:6.0f} tokens/s  generation {r['generation']:5.0f} tokens/s"
+              + ('' if 'error' in best else f"  (the picked variant: {best['prefill'] / r['prefill']:.1f}x and {best['generation'] / r['generation']:.1f}x)"))
+    load = os.getloadavg()
+    print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
