@@ -65,9 +65,12 @@ def _t(fn):
 
 def flops_line(n_params, prompt_tokens, t_prefill, gen_tokens, t_gen, peak) -> str:
     "Achieved prompt and generation FLOP/s (2 x parameters per token) against the peak."
-    p, g = 2 * n_params * prompt_tokens / t_prefill, 2 * n_params * gen_tokens / max(t_gen, 1e-9)
-    return (f"    prompt {p / 1e9:6.1f} GFLOP/s ({p / peak:5.1%} of peak, {prompt_tokens / t_prefill:7.0f} tokens/s), "
-            f"generation {g / 1e9:6.2f} GFLOP/s ({g / peak:5.1%} of peak, {gen_tokens / max(t_gen, 1e-9):6.1f} tokens/s)")
+    p = 2 * n_params * prompt_tokens / t_prefill
+    text = f"    prompt {p / 1e9:6.1f} GFLOP/s ({p / peak:5.1%} of peak, {prompt_tokens / t_prefill:7.0f} tokens/s), "
+    if t_gen < 0.05 * (t_prefill + t_gen) or not gen_tokens:  # the two passes' difference is noise: no rate
+        return text + f"generation not timed apart (the full pass took {t_gen:+.2f} s more than the one-token pass)"
+    g = 2 * n_params * gen_tokens / t_gen
+    return text + f"generation {g / 1e9:6.2f} GFLOP/s ({g / peak:5.1%} of peak, {gen_tokens / t_gen:6.1f} tokens/s)"
 
 def prefill_split(model, prompts, params, dt, toks, evaluated):
     "(prompt tokens evaluated, prefill seconds, generated tokens after the first, their seconds): a one-token pass times the prefill."
