@@ -47,5 +47,10 @@ def test_score_row_defaults_and_a_bad_kind():
     item = {k: v for k, v in IO.items() if k != 'family'}
     assert score_response(item, "assert f(3) == [1, 2, 3]")['family'] == 'unknown'
     assert score_response(PROBE, "answer = 3")['correct'] == 1  # `answer =` is an Answer line too
-    with pytest.raises(CoreDataError, match="kind must be 'io' or 'probe', got 'trace'"):
+    # the probe's answer type, not the type its ground truth reads as: 3.0000001 is 3 as a float, not as an int
+    assert score_response({**PROBE, 'answer_type': 'float'}, "Answer: 3.0000001")['correct'] == 1
+    assert score_response(PROBE, "Answer: 3.0000001")['correct'] == 0
+    bare = {k: v for k, v in PROBE.items() if k != 'dimensions'}  # a probe that names no dimension
+    assert score_response(bare, "Answer: 4")['dimensions'] == '' and CoreBenchmark().read(bare, "Answer: 4").error == FirstError(1, 'wrong answer', '')
+    with pytest.raises(CoreDataError, match="item 'p1-i2-io': kind must be 'io' or 'probe', got 'trace'"):
         score_response({**IO, 'kind': 'trace'}, "assert f(3) == 1")
