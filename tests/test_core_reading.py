@@ -54,3 +54,67 @@ def test_score_row_defaults_and_a_bad_kind():
     assert score_response(bare, "Answer: 4")['dimensions'] == '' and CoreBenchmark().read(bare, "Answer: 4").error == FirstError(1, 'wrong answer', '')
     with pytest.raises(CoreDataError, match="item 'p1-i2-io': kind must be 'io' or 'probe', got 'trace'"):
         score_response({**IO, 'kind': 'trace'}, "assert f(3) == 1")
+
+# --- problem_metrics and summarize (table 1) on a score table worked out by hand -----------------------------------
+# Two voters, three problems: A (implementations a1, a2, two tests each, three probes), B (one implementation, one test,
+# no probe), C (probes only). Per the paper (section 4): an implementation is right when all its tests are; I = 1 iff
+# every implementation is right, I_s = the share that are; W_s = the share of probes answered right, W = 1 iff all are;
+# RCS = I * W_s; Cons. = 1 - mean over problems with both of (I - W_s)^2. Table 1 averages over problems, then voters.
+def _rows(voter, io, probes, **extra):
+    out = [dict(kind='io', problem_id=p, impl_id=i, correct=c, voter=voter, **extra) for p, i, cs in io for c in cs]
+    return out + [dict(kind='probe', problem_id=p, impl_id='', correct=c, voter=voter, **extra) for p, cs in probes for c in cs]
+
+VOTER0 = _rows(0, [('A', 'a1', [1, 1]), ('A', 'a2', [1, 0]), ('B', 'b1', [1])], [('A', [1, 1, 0]), ('C', [1, 1])])
+VOTER1 = _rows(1, [('A', 'a1', [1, 1]), ('A', 'a2', [1, 1]), ('B', 'b1', [0])], [('A', [1, 0, 1]), ('B', [1]), ('C', [0, 1])])
+NAN = float('nan')
+
+def _same(got, want):
+    assert len(got) == len(want) and all((g != g and w != w) or g == pytest.approx(w) for g, w in zip(got, want)), (got, want)
+
+def test_problem_metrics_by_hand():
+    import pandas as pd
+    from l0kit.corebench.benchmark import problem_metrics
+    pm = problem_metrics(pd.DataFrame(VOTER0 + VOTER1)).set_index(['voter', 'problem_id'])
+    assert list(pm.columns) == ['I', 'I_s', 'W', 'W_s', 'RCS'] and sorted(pm.index) == [(v, p) for v in (0, 1) for p in 'ABC']
+    #                               I    I_s  W    W_s  RCS
+    _same(list(pm.loc[(0, 'A')]), [0.0, 0.5, 0.0, 2 / 3, 0.0])  # a2 fails one test; one probe wrong
+    _same(list(pm.loc[(0, 'B')]), [1.0, 1.0, NAN, NAN, NAN])    # no probe: W, W_s, RCS undefined (voter 1 has one)
+    _same(list(pm.loc[(0, 'C')]), [NAN, NAN, 1.0, 1.0, NAN])    # no test: I, I_s, RCS undefined
+    _same(list(pm.loc[(1, 'A')]), [1.0, 1.0, 0.0, 2 / 3, 2 / 3])
+    _same(list(pm.loc[(1, 'B')]), [0.0, 0.0, 1.0, 1.0, 0.0])
+    _same(list(pm.loc[(1, 'C')]), [NAN, NAN, 0.0, 0.5, NAN])
+    one = problem_metrics(pd.DataFrame(VOTER0).drop(columns='voter'))  # no voter column: voter 0
+    assert list(one['voter']) == [0, 0, 0] and list(one['problem_id']) == ['A', 'B', 'C']
+    _same(list(one.iloc[0, 2:]), [0.0, 0.5, 0.0, 2 / 3, 0.0])
+
+def test_summarize_by_hand_per_voter_then_over_voters():
+    import pandas as pd
+    from l0kit.corebench.benchmark import summarize, TABLE1_COLUMNS
+    # voter 0: I (0 + 1)/2, I_s (.5 + 1)/2, W (0 + 1)/2, W_s (2/3 + 1)/2, RCS 0 (A only), Cons. 1 - (0 - 2/3)^2 = 5/9
+    # voter 1: I (1 + 0)/2, I_s (1 + 0)/2, W (0 + 1 + 0)/3, W_s (2/3 + 1 + 1/2)/3 = 13/18, RCS (2/3 + 0)/2,
+    #          Cons. (1 - (1 - 2/3)^2 + 1 - (0 - 1)^2)/2 = 4/9 (averaged within the voter first: pooled, it would be 13/27)
+    want = [50.0, 62.5, (50 + 100 / 3) / 2, (5 / 6 + 13 / 18) / 2 * 100, 50 / 3, (5 / 9 + 4 / 9) / 2]
+    t = summarize(pd.DataFrame(VOTER0 + VOTER1))
+    assert list(t.columns) == TABLE1_COLUMNS and len(t) == 1
+    _same(list(t.iloc[0]), want)
+    _same(list(summarize(pd.DataFrame(VOTER0)).iloc[0]), [50.0, 75.0, 50.0, 250 / 3, 0.0, 5 / 9])  # one voter
+    # grouped by model and method: each group its own table; a group column absent from the scores is dropped
+    two = pd.DataFrame(_rows(0, [('A', 'a1', [1]), ('A', 'a2', [0])], [('A', [1, 0])], model='m1', method='direct')
+                       + VOTER0 + VOTER1).fillna({'model': 'm2', 'method': 'direct'})
+    g = summarize(two)
+    assert list(g.columns) == ['model', 'method'] + TABLE1_COLUMNS and list(g['model']) == ['m1', 'm2']
+    _same(list(g.iloc[0, 2:]), [0.0, 50.0, 0.0, 50.0, 0.0, 1 - 0.5 ** 2])
+    _same(list(g.iloc[1, 2:]), want)
+    m = summarize(two, by=['model'])
+    assert list(m.columns) == ['model'] + TABLE1_COLUMNS and list(m['model']) == ['m1', 'm2']  # whole names (one key: a tuple in pandas 2)
+    _same(list(m.iloc[1, 1:]), want)
+    # by=[]: one table over both models (m1's rows join voter 0's problem A: probes 3 of 5, Cons. 1 - 0.6^2)
+    _same(list(summarize(two, by=[]).iloc[0]), [50.0, 62.5, (50 + 100 / 3) / 2, (0.8 + 13 / 18) / 2 * 100, 50 / 3, (0.64 + 4 / 9) / 2])
+
+def test_probe_correct_reads_the_last_answer_as_its_type_up_to_the_bound():
+    from l0kit.corebench.prompts import probe_correct, MAX_LITERAL_CHARS
+    assert probe_correct('Answer: 3.0', '3') and not probe_correct('Answer: 3.0', '3', 'string')  # the type is passed on
+    assert probe_correct('Answer: 4\nOn second thought:\nAnswer: 3', '3') and not probe_correct('Answer: 3\nAnswer: 4', '3')
+    assert not probe_correct('It is 3.', '3')  # no Answer line
+    text = 'a' * (MAX_LITERAL_CHARS - 2)  # its repr is exactly the bound long: read; one character more: not read
+    assert probe_correct(f'Answer: {text!r}', repr(text)) and not probe_correct(f'Answer: {text + "a"!r}', repr(text + 'a'))

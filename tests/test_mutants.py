@@ -134,6 +134,16 @@ def test_majvote_at_k_votes_the_first_k_of_seven():
     assert majvote_at_k(extra, target, 3, strict=True).failure == 'extra_steps'
 
 
+def test_strict_scoring_passes_a_trace_that_stops_where_the_target_does():
+    "Strict scoring fails only trace lines after the target's last: a right trace followed by prose is right (mutmut: `n` as None)."
+    from l0kit.l0.metrics import score_trace, InvalidTarget
+    target = ['L2,', 'L3,x:5']
+    s = score_trace('L2,\nL3,x:5\n\nSo x ends as 5.', target, strict=True)
+    assert (s.correct, s.steps_to_error, s.target_steps, s.failure) == (True, 2, 2, None)
+    with pytest.raises(InvalidTarget, match=r'a list of lines, not one string: split it with \.splitlines\(\)'):
+        score_trace('L2,\nL3,x:5', 'L2,\nL3,x:5')
+
+
 # ---------------------------------------------------------------- l0kit.procbench.metrics: table 2 per difficulty bin
 
 def test_procbench_table2_per_bin_by_hand():
