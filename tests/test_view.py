@@ -240,6 +240,9 @@ def test_docs_notebook_page(browser, docs_site):
     browser.open((docs_site / '08a_viewer.html').as_uri())
     text = browser.js('document.body.innerText')
     assert 'The run viewer' in text and '#| export' not in text and 'def encode_rows' in text
+    # the notebooks' style sheet is one shared file (scripts/docs_hooks.py), not inline in each page, and it applies
+    assert '.jupyter-wrapper{--md-red-50' not in (docs_site / '08a_viewer.html').read_text()
+    assert browser.js("getComputedStyle(document.querySelector('.jupyter-wrapper')).getPropertyValue('--md-red-50').trim()") == '#ffebee'
     browser.screenshot(SHOTS / 'docs_viewer_page.png', full_page=False)
 
 
