@@ -92,7 +92,7 @@ def test_lm_eval_votes_and_tables_equal_the_report(tmp_path, data, bench_name):
         def generate_until(self, requests): return [answer(r.doc) for r in requests]
         def loglikelihood(self, requests): raise NotImplementedError
         def loglikelihood_rolling(self, requests): raise NotImplementedError
-    res = simple_evaluate(Answers(), tasks=[y.stem], task_manager=TaskManager(include_path=str(tmp_path / 'tasks')), log_samples=True)
+    res = simple_evaluate(Answers(), tasks=[y.stem], task_manager=TaskManager(include_path=str(tmp_path / 'tasks'), include_defaults=False), log_samples=True)
     samples, results = res['samples'][y.stem], res['results'][y.stem]
     # the expected values, from which answers slipped (known by construction) and the papers' definitions, in plain Python
     right = {(s['doc']['id'], s['doc']['voter']): s['resps'][0][0] == s['doc']['reference'] for s in samples}
@@ -128,7 +128,7 @@ def test_lm_eval_votes_and_tables_equal_the_report(tmp_path, data, bench_name):
                 'Cons.': 1 - mean([(I[p] - W_s[p]) ** 2 for p in both])}
         assert {m: results[f'{m},none'] for m in want} == pytest.approx(want)
     # lm_eval --limit keeps the first documents (item by item): every number then covers the same complete items, no crash
-    lim = simple_evaluate(Answers(), tasks=[y.stem], task_manager=TaskManager(include_path=str(tmp_path / 'tasks')), limit=voters + 1)
+    lim = simple_evaluate(Answers(), tasks=[y.stem], task_manager=TaskManager(include_path=str(tmp_path / 'tasks'), include_defaults=False), limit=voters + 1)
     first = [s for s in samples if s['doc']['id'] == samples[0]['doc']['id']]
     assert lim['results'][y.stem][f'{metric},none'] == pytest.approx(np.mean([s[metric] for s in first]))
 
@@ -268,7 +268,7 @@ def test_lm_eval_task_folder_runs_after_being_moved(tmp_path, data, monkeypatch)
         def generate_until(self, requests): return ['L2,oops' if (r.doc['id'], r.doc['voter']) == slip else r.doc['reference'] for r in requests]
         def loglikelihood(self, requests): raise NotImplementedError
         def loglikelihood_rolling(self, requests): raise NotImplementedError
-    res = simple_evaluate(Answers(), tasks=['l0bench_short'], task_manager=TaskManager(include_path=str(moved)))
+    res = simple_evaluate(Answers(), tasks=['l0bench_short'], task_manager=TaskManager(include_path=str(moved), include_defaults=False))
     r = res['results']['l0bench_short']
     assert len(items) == 2 and r['trace_accuracy,none'] == pytest.approx(5 / 6)   # 6 documents (2 items x 3 voters), one slip
     assert r['trace_accuracy_majvote@3,none'] == 1.0   # two of the second item's three voters are right

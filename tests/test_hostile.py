@@ -57,7 +57,7 @@ def test_a_dotted_split_exports_and_lm_eval_loads_it(tmp_path, l0_data):
         def generate_until(self, requests): return [r.doc['reference'] for r in requests]
         def loglikelihood(self, requests): raise NotImplementedError
         def loglikelihood_rolling(self, requests): raise NotImplementedError
-    res = simple_evaluate(Reference(), tasks=['l0bench_easy.v1'], task_manager=TaskManager(include_path=str(tmp_path / 'tasks')))
+    res = simple_evaluate(Reference(), tasks=['l0bench_easy.v1'], task_manager=TaskManager(include_path=str(tmp_path / 'tasks'), include_defaults=False))
     assert res['results']['l0bench_easy.v1']['trace_accuracy,none'] == 1.0
 
 

@@ -114,11 +114,11 @@ def test_lm_eval_scores_like_the_report(work):
         def loglikelihood(self, requests): raise NotImplementedError
         def loglikelihood_rolling(self, requests): raise NotImplementedError
 
-    res = simple_evaluate(Replay(), tasks=['sumsbench_short'], task_manager=TaskManager(include_path=str(work / 'tasks3')))
+    res = simple_evaluate(Replay(), tasks=['sumsbench_short'], task_manager=TaskManager(include_path=str(work / 'tasks3'), include_defaults=False))
     r = res['results']['sumsbench_short']
     hand = hand_scores(work)
     assert abs(r['accuracy,none'] - hand[hand.split == 'short']['correct'].mean()) < 1e-9
-    res = simple_evaluate(Replay(), tasks=['sumsbench_short'], task_manager=TaskManager(include_path=str(work / 'tasks3')), limit=4)
+    res = simple_evaluate(Replay(), tasks=['sumsbench_short'], task_manager=TaskManager(include_path=str(work / 'tasks3'), include_defaults=False), limit=4)
     assert 'accuracy,none' in res['results']['sumsbench_short']  # --limit 4 (one item and a voter): no crash
 
 
