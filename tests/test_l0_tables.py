@@ -68,9 +68,12 @@ def test_strict_reading_refuses_a_line_past_the_return_and_bytes_are_read():
 
 
 def test_the_strict_vote_and_the_rows_shown_and_a_one_step_trace():
-    # the vote reads past a second </think> under the same strictness: a line past the return is wrong when strict
-    think = '<think>x</think>\nL9,\n</think>\n' + RIGHT['a'] + '\nL7,'
-    assert [l0_reading(ITEMS['a'], think, strict=x).scores['vote_correct'] for x in (False, True)] == [True, False]
+    # the vote reads past a second </think> under the same strictness: a line past the return is wrong when strict.
+    # The answer after the first </think> starts with an `L2,` line before the second, so the vote's own reading (the
+    # trace after the second </think>) is reached: right when not strict, an extra step when strict
+    think = '<think>x</think>\nL2,lst_y:[9]\n</think>\n' + RIGHT['a'] + '\nL7,'
+    r = {x: l0_reading(ITEMS['a'], think, strict=x).scores for x in (False, True)}
+    assert [(r[x]['vote_correct'], r[x]['vote_steps_to_error'], r[x]['steps_to_error']) for x in (False, True)] == [(True, 5, 0), (False, 5, 0)]
     # the rows kept beside the target: at most the target's 5 lines + 50
     long = l0_reading(ITEMS['a'], RIGHT['a'] + ''.join(f'\nL{n},' for n in range(7, 107)))
     assert len(long.steps) == 55 and long.steps[-1] == 'L56,'

@@ -330,8 +330,8 @@ def test_published_small_tables_appear_in_the_paper(table):
         ok = any(nums[i:i + len(want)] == want for nums in lines for i in range(len(nums) - len(want) + 1))
         assert ok, f"table {table}: {want} not found on one line of the paper's text"
 
-def test_report_cli_validates_taxonomy_on_simulated_runs(tmp_path, capsys):
-    "Records carrying a simulated model's `meta.injected` get a confusion matrix in `--set errors=DIR` output."
+def test_report_validates_taxonomy_on_simulated_runs(tmp_path, capsys):
+    "Records carrying a simulated model's `meta.injected` get a confusion matrix in `--set errors=DIR` output (the command in process)."
     from l0kit.cli.main import main
     from l0kit.l0.taxonomy import corrupt_trace
     rng = np.random.default_rng(0)
@@ -348,7 +348,12 @@ def test_report_cli_validates_taxonomy_on_simulated_runs(tmp_path, capsys):
     from l0kit.l0.dataset import save_dataset
     save_dataset({"short": items}, {"config": {"gen": {"max_trace_steps": 500}}, "counts": {"short": len(items)}}, tmp_path / "data")
     assert main(["report", str(tmp_path), "--data", str(tmp_path / "data"), "--set", f"errors={tmp_path / 'err'}"]) == 0
-    assert "Injected (simulated model) vs classified first errors: accuracy 1.000" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Injected (simulated model) vs classified first errors: accuracy 1.000" in out
+    # 8 items x 3 voters = 24 wrong responses, each an injected value error ("expression") classified as one: the matrix
+    # has that one row and one column (no column of a type never predicted)
+    matrix = out.split("accuracy 1.000\n", 1)[1].split("\n\n", 1)[0].split("\n")
+    assert len(items) == 8 and [l.split() for l in matrix] == [["predicted", "expression"], ["injected"], ["expression", "24"]]
 
 # ---- the constant hazard measured by program (issue 35) -------------------------------------------------------
 def _hazard_scores():
