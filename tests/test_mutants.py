@@ -417,3 +417,13 @@ def test_score_trace_context_after_the_first_chunk_of_lines():
     assert s.response_context == ['L10,x:10', 'L11,x:11', 'L12,x:12', 'L13,x:99']
     short = score_trace('\n'.join(response[:10]), target, context=3)              # ten lines, all right, then nothing
     assert (short.steps_to_error, short.failure, short.response_context[-1]) == (10, 'ended_early', '')
+
+
+def test_scoring_errors_say_what_is_wrong():
+    "Each refusal of the shared scoring names its rule (mutmut: five survivors changed only these texts)."
+    with pytest.raises(ValueError, match=r'^a majority vote needs at least one voter$'): majority_index([])
+    with pytest.raises(ValueError, match=r'^a vote of 4 voters needs between 1 and 3$'): majority_winners(['a', 'b', 'a'], 4)
+    with pytest.raises(InvalidSampleCounts, match=r'^n, c and k must be integers \(counts of voters\)$'): pass_at_k(4, 1.5, 1)
+    with pytest.raises(InvalidSampleCounts, match=r'^c \(correct voters\) must be between 0 and n$'): pass_at_k(4, 5, 1)
+    with pytest.raises(InvalidSampleCounts, match=r'^k must be between 1 and n: pass@k needs at least k voters$'): pass_at_k(4, 1, 5)
+    with pytest.raises(ValueError, match=r'^bootstrap needs a non-empty 1-d array of values$'): bootstrap_means([])
