@@ -231,11 +231,24 @@ def test_cards_of_the_wrong_shape_are_one_line(tmp_path, l0_data):
     with pytest.raises(ConfigError, match="not a training card of the kit's"): load_card(org)
 
 
+@pytest.fixture(scope='module')
+def l0_run(tmp_path_factory, l0_data) -> Path:
+    "A finished run of the simulated model, made once; each test corrupts a copy. A plain copy reports and resumes."
+    import shutil
+    run = tmp_path_factory.mktemp('run') / 'run'
+    eval_args = ('eval', '--data', l0_data, '--split', 'short', '--model', 'simulated', '--voters', '2', '--no-progress')
+    assert l0kit(*eval_args, '--out', run).returncode == 0
+    copy = run.with_name('copy'); shutil.copytree(run, copy)
+    r, e = l0kit('report', copy), l0kit(*eval_args, '--out', copy)
+    assert (r.returncode, e.returncode) == (0, 0) and 'already there' in e.stdout + e.stderr, (r.stderr, e.stdout, e.stderr)
+    return run
+
+
 @pytest.mark.parametrize('field,value', [('benchmark', ['l0']), ('run_config', 'x'), ('run_config', {'voters': '2'}), ('model_info', []),
                                          ('split', ['short']), ('limit', '3'), ('shard', 12), ('resumes', {}), ('format', '2')])
-def test_run_json_fields_of_the_wrong_type_are_one_line(tmp_path, l0_data, field, value):
-    run = tmp_path / 'run'
-    assert l0kit('eval', '--data', l0_data, '--split', 'short', '--model', 'simulated', '--voters', '2', '--out', run, '--no-progress').returncode == 0
+def test_run_json_fields_of_the_wrong_type_are_one_line(tmp_path, l0_data, l0_run, field, value):
+    import shutil
+    run = tmp_path / 'run'; shutil.copytree(l0_run, run)
     meta = json.loads((run / 'run.json').read_text()); meta[field] = value; (run / 'run.json').write_text(json.dumps(meta))
     before = tree(run)
     for args in (('report', run), ('eval', '--data', l0_data, '--split', 'short', '--model', 'simulated', '--voters', '2', '--out', run, '--no-progress')):
