@@ -124,6 +124,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                    'l0kit/backends/llamacpp.py'),
                                          'l0kit.backends.llamacpp._common': ('llamacpp.html#_common', 'l0kit/backends/llamacpp.py'),
                                          'l0kit.backends.llamacpp._llama_cpp': ('llamacpp.html#_llama_cpp', 'l0kit/backends/llamacpp.py'),
+                                         'l0kit.backends.llamacpp._omp_threads': ( 'llamacpp.html#_omp_threads',
+                                                                                   'l0kit/backends/llamacpp.py'),
                                          'l0kit.backends.llamacpp._pad': ('llamacpp.html#_pad', 'l0kit/backends/llamacpp.py'),
                                          'l0kit.backends.llamacpp._smollm2_file': ( 'llamacpp.html#_smollm2_file',
                                                                                     'l0kit/backends/llamacpp.py'),

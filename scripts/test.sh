@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: notebooks clean and in sync with the package, ruff on the package, notebook tests, pytest.
+# The whole test suite: notebooks clean and in sync with the package, ruff on the package, notebook tests (one worker per
+# CPU, one thread each), pytest.
 # Extra pytest arguments pass through (e.g. `--runslow`). pytest runs in two parts: every test not marked `serial` on
 # TEST_WORKERS pytest-xdist workers (default: one per CPU this process may use), each worker on its own CPUs
 # (tests/conftest.py), a module's tests on one worker (its fixtures made once); then the `serial` tests, which need
@@ -18,8 +19,10 @@ if [ "$(state)" != "$before" ]; then
 fi
 echo "notebooks clean, package in sync"
 ruff check l0kit
-nbdev-test --n-workers 2 --timing
 workers="${TEST_WORKERS:-$(python -c 'import os; print(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)')}"
+# the notebooks on as many workers, each with one thread (torch, BLAS and llama.cpp's default all take OMP_NUM_THREADS):
+# two workers each spinning two threads on two cores took the slowest notebooks 1.6x longer
+OMP_NUM_THREADS=1 nbdev-test --n-workers "$workers" --timing
 python -m pytest -q -n "$workers" --dist loadscope -m "not serial" --durations=15 "$@"
 rc=0; python -m pytest -q -m serial "$@" || rc=$?
 [ "$rc" = 5 ] && rc=0  # 5: the arguments given select no serial test

@@ -70,10 +70,16 @@ def _cgroup_cpus(path: str = '/sys/fs/cgroup/cpu.max') -> float | None:
     except (OSError, ValueError): return None
     return None if quota == 'max' else int(quota) / int(period)
 
+def _omp_threads() -> int | None:
+    "`OMP_NUM_THREADS` when it is a positive integer (the cap torch and BLAS take too), else None."
+    v = os.environ.get('OMP_NUM_THREADS', '').strip()
+    return int(v) if v.isdigit() and int(v) > 0 else None
+
 def default_threads() -> int:
-    "llama.cpp threads when the spec names none: one per physical core this process may use (its affinity and CPU quota), at least 1."
-    n, quota = physical_cores(), _cgroup_cpus()
-    return max(1, min(n, math.ceil(quota)) if quota else n)
+    "llama.cpp threads when the spec names none: one per physical core this process may use (its affinity and CPU quota), at most `OMP_NUM_THREADS`, at least 1."
+    n, quota, cap = physical_cores(), _cgroup_cpus(), _omp_threads()
+    n = min(n, math.ceil(quota)) if quota else n
+    return max(1, min(n, cap) if cap else n)
 
 # %% ../../nbs/02d_llamacpp.ipynb #055e1e6c
 def gguf_metadata(path) -> dict:
