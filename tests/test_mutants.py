@@ -1,6 +1,7 @@
 """Tests that kill mutants of the number-making code (`bash scripts/mutation.sh`, CONTRIBUTING.md "Mutation testing").
 
 Every expected value is counted by hand in the comment beside it, never computed by the code under test."""
+import re
 import numpy as np
 import pytest
 
@@ -242,9 +243,11 @@ def test_check_resume_by_hand(tmp_path):
     check_resume(b, [a], [rec(a, 0), rec(a, 1, prompt_hash='0' * 16)])  # one voter's prompt per item is checked: the first with a hash
     check_resume(b, [a], [rec(a, 0, item_hash=None)])                   # no item hash on disk (an older run): not checked
     check_resume(b, [a], [rec(a, 0, prompt_hash=None, item_hash=None)])  # nor a prompt hash: nothing to check
-    with pytest.raises(RunError, match=rf"item {a['id']!r} of the data set differs .* in RUNDIR answer"):
+    with pytest.raises(RunError, match=re.escape(f"item {a['id']!r} of the data set differs from the one the responses in RUNDIR answer "
+                                                  "(the data set was regenerated or edited since); evaluate into a new --out folder") + '$'):
         check_resume(b, [a, c], [rec(c, 0), rec(a, 1, item_hash='0' * 16)], out='RUNDIR')  # after a good record, a bad one
-    with pytest.raises(RunError, match=rf"item {c['id']!r} voter 1: the prompt on disk differs"):
+    with pytest.raises(RunError, match=re.escape(f"item {c['id']!r} voter 1: the prompt on disk differs from the one the data set and settings "
+                                                  "give now (the data set or the prompt templates changed); evaluate into a new --out folder") + '$'):
         check_resume(b, [a, c], [rec(a, 0), rec(c, 1, seed=1)])           # drawn with seed 1, checked with the default 0
     check_resume(b, [c], [rec(c, 1, seed=1)], seed=1)
     with pytest.raises(RunError, match='prompt on disk differs'):

@@ -154,7 +154,8 @@ def test_a_changed_follow_up_on_resume_is_an_error(tmp_path):
     b = Countdown()
     run(b, Scripted(b, SCRIPT, fail={('c5', 0, 3)}), tmp_path / 'run')
     class Changed(Countdown): feedback = 'No. Again, please.'
-    with pytest.raises(RunError, match="c5' voter 0 turn 2: the turn on disk answers a different prompt"):
+    with pytest.raises(RunError, match=r"^item 'c5' voter 0 turn 2: the turn on disk answers a different prompt than the data set, the "
+                                       r"settings and the earlier turns give now; evaluate into a new --out folder$"):
         run(Changed(), Scripted(b, SCRIPT), tmp_path / 'run')
 
 
