@@ -430,3 +430,17 @@ def test_scoring_errors_say_what_is_wrong():
     with pytest.raises(InvalidSampleCounts, match=r'^c \(correct voters\) must be between 0 and n$'): pass_at_k(4, 5, 1)
     with pytest.raises(InvalidSampleCounts, match=r'^k must be between 1 and n: pass@k needs at least k voters$'): pass_at_k(4, 1, 5)
     with pytest.raises(ValueError, match=r'^bootstrap needs a non-empty 1-d array of values$'): bootstrap_means([])
+
+
+def test_simulated_pairs_by_hand():
+    "(first injected kind in the taxonomy's names, classified type) of wrong responses only; right or uninjected ones are left out."
+    import pandas as pd
+    from l0kit.l0.taxonomy import simulated_pairs
+    rows = pd.DataFrame({'meta': [{'injected': [{'step': 3, 'kind': 'value'}, {'step': 5, 'kind': 'loop_exit'}]},  # the first counts
+                                  {'injected': [{'step': 2, 'kind': 'value'}]},    # right anyway (a harmless slip): left out
+                                  {'injected': []}, None,                          # nothing injected / no meta: left out
+                                  {'injected': [{'step': 1, 'kind': 'list_copy'}]}, {'injected': [{'step': 1, 'kind': 'odd'}]}],
+                         'correct': [False, True, False, False, False, False],
+                         'error_type': ['expression', None, 'wrong_branch', 'expression', 'expression', 'skipped_step']})
+    assert simulated_pairs(rows) == [('expression', 'expression'), ('list_copy', 'expression'), ('odd', 'skipped_step')]
+    assert simulated_pairs(rows.drop(columns='meta')) == []
