@@ -3,7 +3,7 @@
 and training configs past the machine (class 9), a chat template that expands without bound (class 6, GGUF part) and
 a benchmark plugin that raises at import (class 10). Each is run through the `l0kit` command in a subprocess where the
 issue speaks of the command: one line on stderr, a non-zero status, no traceback, and nothing of the user's changed."""
-import gzip, json, os, resource, subprocess, sys, textwrap, threading
+import gzip, json, os, resource, shutil, subprocess, sys, textwrap, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 import pytest
@@ -234,7 +234,6 @@ def test_cards_of_the_wrong_shape_are_one_line(tmp_path, l0_data):
 @pytest.fixture(scope='module')
 def l0_run(tmp_path_factory, l0_data) -> Path:
     "A finished run of the simulated model, made once; each test corrupts a copy. A plain copy reports and resumes."
-    import shutil
     run = tmp_path_factory.mktemp('run') / 'run'
     eval_args = ('eval', '--data', l0_data, '--split', 'short', '--model', 'simulated', '--voters', '2', '--no-progress')
     assert l0kit(*eval_args, '--out', run).returncode == 0
@@ -247,7 +246,6 @@ def l0_run(tmp_path_factory, l0_data) -> Path:
 @pytest.mark.parametrize('field,value', [('benchmark', ['l0']), ('run_config', 'x'), ('run_config', {'voters': '2'}), ('model_info', []),
                                          ('split', ['short']), ('limit', '3'), ('shard', 12), ('resumes', {}), ('format', '2')])
 def test_run_json_fields_of_the_wrong_type_are_one_line(tmp_path, l0_data, l0_run, field, value):
-    import shutil
     run = tmp_path / 'run'; shutil.copytree(l0_run, run)
     meta = json.loads((run / 'run.json').read_text()); meta[field] = value; (run / 'run.json').write_text(json.dumps(meta))
     before = tree(run)
