@@ -182,6 +182,15 @@ def test_a_hard_linked_lock_is_not_written(tmp_path):
     assert elsewhere.read_text() == ''
 
 
+def test_a_symlinked_lock_is_not_followed(tmp_path):
+    "A `.lock` that is a symbolic link to an empty file elsewhere (which would pass as a lock by its content): refused, untouched."
+    from l0kit.runs.format import RunError, run_lock
+    elsewhere = tmp_path / 'elsewhere.txt'; elsewhere.write_text('')
+    (tmp_path / 'run').mkdir(); (tmp_path / 'run' / '.lock').symlink_to(elsewhere)
+    with pytest.raises(RunError, match='is a symbolic link'): run_lock(tmp_path / 'run').__enter__()
+    assert elsewhere.read_text() == ''
+
+
 # Class 5: one oversized answer
 
 class Huge(Model):
