@@ -32,6 +32,17 @@ def test_the_package_is_its_own_folder():
     assert named == [], f"kit modules that name the plugin's benchmark: {named}"
 
 
+def test_a_run_names_the_plugins_distribution_without_reading_every_installed_file(monkeypatch):
+    "The distribution a run records is found by its name, or, where it has no `top_level.txt` (hatchling and flit write none), by its entry point: never by reading every installed distribution's file list (about a second a command)."
+    import importlib.metadata as md
+    from l0kit.protocol.benchmark import benchmark_package, get_benchmark
+    monkeypatch.setattr(md, 'packages_distributions', lambda: pytest.fail('read every installed distribution'))
+    assert benchmark_package(get_benchmark('sums')) == {'name': 'l0kit-sums', 'version': '0.1.0'}
+    read = md.PathDistribution.read_text
+    monkeypatch.setattr(md.PathDistribution, 'read_text', lambda self, name: None if name == 'top_level.txt' else read(self, name))
+    assert benchmark_package(get_benchmark('sums')) == {'name': 'l0kit-sums', 'version': '0.1.0'}
+
+
 @pytest.fixture(scope='module')
 def work(tmp_path_factory):
     d = tmp_path_factory.mktemp('sums')

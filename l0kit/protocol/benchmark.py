@@ -470,7 +470,12 @@ def register_benchmark(name: str, target):
     return target
 
 def _entry_points() -> dict:
-    return {e.name: e.value for e in entry_points(group='l0kit.benchmarks')}
+    "The `l0kit.benchmarks` entry points installed on `sys.path` (read once for each path: one command asks several times, and each read opens every installed distribution's metadata)."
+    import sys
+    return _entry_points_on(tuple(sys.path))
+
+@functools.lru_cache(maxsize=8)
+def _entry_points_on(path: tuple) -> dict: return {e.name: e.value for e in entry_points(group='l0kit.benchmarks')}  # `path`: the cache's key
 
 def benchmark_names() -> list[str]:
     "Every registered name, the kit's and the entry points'."
@@ -549,13 +554,26 @@ def check_data_out(out, benchmark: str, force: bool = False):
                       "(its files of the same names are replaced, nothing else is removed)")
 
 # %% ../../nbs/04_benchmark.ipynb #691602da
+def _distribution_of(top: str):
+    "The installed distribution that provides the top-level module `top`, or None. Cheapest first: the distribution named after it whose `top_level.txt` lists it (the kit, most plugins), a `l0kit.benchmarks` entry point's, then every distribution's file list (`packages_distributions`: about a second in an environment of a few hundred packages)."
+    import importlib.metadata as md
+    try:
+        d = md.distribution(top)
+        if top in (d.read_text('top_level.txt') or '').split(): return d
+    except md.PackageNotFoundError: pass
+    for ep in md.entry_points(group='l0kit.benchmarks'):
+        if ep.module.split('.')[0] == top and ep.dist is not None: return ep.dist
+    names = md.packages_distributions().get(top) or []
+    return md.distribution(names[0]) if names else None
+
 def benchmark_package(bench) -> dict:
     "The distribution that holds `bench`'s class and its installed version ({'name', 'version'}; version None for code of a notebook or script)."
-    import importlib.metadata as md, sys
+    import sys
     top = type(bench).__module__.split('.')[0]
-    names = md.packages_distributions().get(top) or []
-    if not names: return {'name': top, 'version': getattr(sys.modules.get(top), '__version__', None)}
-    return {'name': names[0], 'version': md.version(names[0])}
+    d = _distribution_of(top)
+    if d is None: return {'name': top, 'version': getattr(sys.modules.get(top), '__version__', None)}
+    return {'name': d.metadata['Name'], 'version': d.version}
+
 
 # %% ../../nbs/04_benchmark.ipynb #3800ce3e
 def stamp_card(data_dir, bench) -> dict:
