@@ -11,7 +11,7 @@ from importlib.resources import files
 from ..protocol.config import load_yaml
 
 # %% auto #0
-__all__ = ['ATOMIC_LIBRARY', 'ATOMIC_CLASSES', 'CLASSES_BY_NAME', 'FORMS', 'EDGE_CASES', 'AtomicClass', 'load_atomic_classes',
+__all__ = ['ATOMIC_LIBRARY', 'FORMS', 'EDGE_CASES', 'AtomicClass', 'load_atomic_classes', 'atomic_classes', 'classes_by_name',
            'AtomicInstance', 'make_form', 'all_instances', 'instances_of', 'random_value', 'check_agreement']
 
 # %% ../../nbs/31_sx_atomic.ipynb #62cec787
@@ -59,8 +59,18 @@ def load_atomic_classes(path=ATOMIC_LIBRARY,  # a YAML list of classes, with the
         out.append(AtomicClass(**{**e, 'implementations': tuple(e['implementations'])}))
     return tuple(out)
 
-ATOMIC_CLASSES: tuple[AtomicClass, ...] = load_atomic_classes()
-CLASSES_BY_NAME = {c.name: c for c in ATOMIC_CLASSES}
+@lru_cache(maxsize=None)
+def atomic_classes() -> tuple[AtomicClass, ...]:
+    "The kit's atomic library, read and checked on first use: a command that composes no SX program never parses it."
+    return load_atomic_classes()
+
+@lru_cache(maxsize=None)
+def classes_by_name() -> dict[str, AtomicClass]: return {c.name: c for c in atomic_classes()}
+
+def __getattr__(name: str):  # the module's constants `ATOMIC_CLASSES` and `CLASSES_BY_NAME`, read on first use
+    if name == 'ATOMIC_CLASSES': return atomic_classes()
+    if name == 'CLASSES_BY_NAME': return classes_by_name()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # %% ../../nbs/31_sx_atomic.ipynb #b7173683
 FORMS = ('plain', 'result_variable', 'inner_helper')
@@ -118,7 +128,7 @@ def make_form(source: str,  # an implementation, `def f(x): ...`
 def all_instances() -> tuple[AtomicInstance, ...]:
     "Every atomic instance of the library, in a fixed order, without duplicate sources."
     out, seen = [], set()
-    for c in ATOMIC_CLASSES:
+    for c in atomic_classes():
         for i, impl in enumerate(c.implementations):
             for form in FORMS:
                 src = make_form(impl, form)
@@ -128,7 +138,7 @@ def all_instances() -> tuple[AtomicInstance, ...]:
 # %% ../../nbs/31_sx_atomic.ipynb #226cb922
 def instances_of(class_name: str) -> tuple[AtomicInstance, ...]:
     "The instances of one class."
-    if class_name not in CLASSES_BY_NAME: raise KeyError(f"no atomic class {class_name!r}; known: {sorted(CLASSES_BY_NAME)}")
+    if class_name not in classes_by_name(): raise KeyError(f"no atomic class {class_name!r}; known: {sorted(classes_by_name())}")
     return tuple(i for i in all_instances() if i.class_name == class_name)
 
 # %% ../../nbs/31_sx_atomic.ipynb #aa66cec8

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast, random
 from dataclasses import dataclass, field, KW_ONLY
 from functools import lru_cache
-from .atomic import ATOMIC_CLASSES, instances_of
+from .atomic import atomic_classes, instances_of
 
 # %% auto #0
 __all__ = ['KINDS', 'random_chain', 'Composite', 'compose_sequential', 'compose_selective', 'compose_loop', 'compose']
@@ -28,7 +28,7 @@ def random_chain(rng: random.Random,  # source of randomness
         t, chain = start, []
         for i in range(length):
             last = i == length - 1
-            opts = [c for c in ATOMIC_CLASSES if c.in_type == t and (c.out_type != 'bool' or (last and bool_end))
+            opts = [c for c in atomic_classes() if c.in_type == t and (c.out_type != 'bool' or (last and bool_end))
                     and (not last or end is None or c.out_type == end)]
             if not opts: break
             chain.append(rng.choice(opts)); t = chain[-1].out_type
@@ -79,7 +79,7 @@ def compose_selective(rng: random.Random, num_functions: int) -> Composite:
     "`main` tests its input with `f1`, then runs one of two chains (together `num_functions` sub-functions)."
     if num_functions < 3: raise GenerationError("a selective composition needs at least 3 sub-functions")
     t = rng.choice(['int', 'int', 'str'])
-    pred = rng.choice([c for c in ATOMIC_CLASSES if c.in_type == t and c.out_type == 'bool'])
+    pred = rng.choice([c for c in atomic_classes() if c.in_type == t and c.out_type == 'bool'])
     a = rng.randint(1, num_functions - 2)
     first = random_chain(rng, t, a)
     second = random_chain(rng, t, num_functions - 1 - a, end=first[-1].out_type)
@@ -93,12 +93,12 @@ def compose_loop(rng: random.Random, num_functions: int, list_prefix: bool = Fal
     "`main` loops over its list argument, applying sub-functions to each element."
     classes, lines, k = [], [], 1
     if list_prefix:
-        classes.append(rng.choice([c for c in ATOMIC_CLASSES if c.in_type == c.out_type == 'list']))
+        classes.append(rng.choice([c for c in atomic_classes() if c.in_type == c.out_type == 'list']))
         lines.append("x = f1(x)"); k = 2
     left = num_functions - len(classes)
     shape = rng.choice(['sum', 'collect', 'select'] if left >= 3 else ['sum', 'collect'])
     if shape == 'select':
-        pred = rng.choice([c for c in ATOMIC_CLASSES if c.in_type == 'int' and c.out_type == 'bool'])
+        pred = rng.choice([c for c in atomic_classes() if c.in_type == 'int' and c.out_type == 'bool'])
         a = rng.randint(1, left - 2)
         first, second = random_chain(rng, 'int', a, end='int'), random_chain(rng, 'int', left - 1 - a, end='int')
         p, na, nb = f"f{k}", [f"f{i}" for i in range(k + 1, k + 1 + a)], [f"f{i}" for i in range(k + 1 + a, num_functions + 1)]
