@@ -64,4 +64,5 @@ elif ! .venv/bin/python -c "$smoke" >/dev/null 2>&1; then
   rebuild --no-cache-dir
   .venv/bin/python -c "$smoke" || { echo "llama.cpp still crashes on this machine: see README (Set-up)" >&2; exit 1; }
 fi
+.venv/bin/python -m compileall -q l0kit plugins/l0kit-sums >/dev/null  # pip compiles what it installs, not the editable kit
 .venv/bin/python -c "import l0kit, torch, transformers; print('l0kit', l0kit.__version__, '| torch', torch.__version__, '| transformers', transformers.__version__)"

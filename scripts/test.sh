@@ -18,6 +18,9 @@ if [ "$(state)" != "$before" ]; then
   exit 1
 fi
 echo "notebooks clean, package in sync"
+# the kit's modules byte-compiled once: where PYTHONDONTWRITEBYTECODE is set (as on this project's machines) Python writes no
+# .pyc files, and each of the few hundred processes of the tests would compile the kit from source again (0.15 s each)
+python -m compileall -q l0kit plugins/l0kit-sums >/dev/null
 ruff check l0kit
 workers="${TEST_WORKERS:-$(python -c 'import os; print(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)')}"
 # the notebooks on as many workers, each with one thread (torch, BLAS and llama.cpp's default all take OMP_NUM_THREADS):
