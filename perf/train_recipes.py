@@ -50,7 +50,8 @@ def run_one(over: dict, minutes: float, threads: int, ladder: str, programs: int
     "Train one configuration for `minutes` in this process (one worker), then read the ladder splits teacher-forced."
     import torch
     from l0kit.protocol.benchmark import get_benchmark
-    from l0kit.organism.data import TrainConfig, get_train_preset, make_tokenizer, training_batches, collate
+    from l0kit.organism.data import TrainConfig, get_train_preset, make_tokenizer, training_batches
+    from l0kit.organism.train import _backward, _learned
     from l0kit.organism.model import make_model, make_optimizers, lr_at, n_params
     torch.set_num_threads(threads)
     cfg = TrainConfig.from_dict({**get_train_preset('full', small=False).to_dict(), 'workers': 1, 'threads': threads, **over})
@@ -64,12 +65,13 @@ def run_one(over: dict, minutes: float, threads: int, ladder: str, programs: int
             total = 20 + int((minutes * 60 - (time.perf_counter() - t0)) / ((time.perf_counter() - t5) / 15))
             cfg = dataclasses.replace(cfg, steps=max(total, 21), warmup=max(1, round(cfg.warmup * total / cfg.steps)))  # the preset's share of warm-up
         batch, _, _ = next(batches)  # (batch, items, skipped for length)
-        ids, _, labels = collate(batch, tok.pad_token_id)
         for g in (g for o in opts for g in o.param_groups): g['lr'] = lr_at(cfg, step)
-        loss = model(input_ids=ids, labels=labels).loss
-        loss.backward(); torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        learned = [_learned(ex) for ex in batch]  # the step of `l0kit train`: shortest to longest in passes of `micro_batch`, weighted by learned tokens
+        order = sorted(range(len(batch)), key=lambda i: len(batch[i][0]))
+        loss = _backward(model, cfg, [batch[i] for i in order], [learned[i] / sum(learned) for i in order], tok.pad_token_id)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         for o in opts: o.step(); o.zero_grad(set_to_none=True)
-        losses.append(loss.item()); tokens += sum(len(x) for x, _ in batch); step += 1
+        losses.append(loss); tokens += sum(len(x) for x, _ in batch); step += 1
     seconds = time.perf_counter() - t0
     bench = get_benchmark('l0', {'shots': cfg.shots, 'setup': cfg.setup})
     ev = {s: teacher_forced(model, tok, bench.load(ladder, s, limit=programs), cfg) for s in SPLITS}
