@@ -1540,6 +1540,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                           'l0kit.protocol.benchmark.Reading.columns': ( 'benchmark.html#reading.columns',
                                                                                         'l0kit/protocol/benchmark.py'),
                                           'l0kit.protocol.benchmark.Turn': ('benchmark.html#turn', 'l0kit/protocol/benchmark.py'),
+                                          'l0kit.protocol.benchmark._benchmark_entry_points': ( 'benchmark.html#_benchmark_entry_points',
+                                                                                                'l0kit/protocol/benchmark.py'),
                                           'l0kit.protocol.benchmark._checked_load': ( 'benchmark.html#_checked_load',
                                                                                       'l0kit/protocol/benchmark.py'),
                                           'l0kit.protocol.benchmark._convert': ('benchmark.html#_convert', 'l0kit/protocol/benchmark.py'),

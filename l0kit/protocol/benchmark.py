@@ -469,13 +469,15 @@ def register_benchmark(name: str, target):
     BENCHMARKS[name] = target
     return target
 
-def _entry_points() -> dict:
+def _benchmark_entry_points() -> tuple:
     "The `l0kit.benchmarks` entry points installed on `sys.path` (read once for each path: one command asks several times, and each read opens every installed distribution's metadata)."
     import sys
     return _entry_points_on(tuple(sys.path))
 
 @functools.lru_cache(maxsize=8)
-def _entry_points_on(path: tuple) -> dict: return {e.name: e.value for e in entry_points(group='l0kit.benchmarks')}  # `path`: the cache's key
+def _entry_points_on(path: tuple) -> tuple: return tuple(entry_points(group='l0kit.benchmarks'))  # `path`: the cache's key
+
+def _entry_points() -> dict: return {e.name: e.value for e in _benchmark_entry_points()}
 
 def benchmark_names() -> list[str]:
     "Every registered name, the kit's and the entry points'."
@@ -561,7 +563,7 @@ def _distribution_of(top: str):
         d = md.distribution(top)
         if top in (d.read_text('top_level.txt') or '').split(): return d
     except md.PackageNotFoundError: pass
-    for ep in md.entry_points(group='l0kit.benchmarks'):
+    for ep in _benchmark_entry_points():
         if ep.module.split('.')[0] == top and ep.dist is not None: return ep.dist
     names = md.packages_distributions().get(top) or []
     return md.distribution(names[0]) if names else None
@@ -573,7 +575,6 @@ def benchmark_package(bench) -> dict:
     d = _distribution_of(top)
     if d is None: return {'name': top, 'version': getattr(sys.modules.get(top), '__version__', None)}
     return {'name': d.metadata['Name'], 'version': d.version}
-
 
 # %% ../../nbs/04_benchmark.ipynb #3800ce3e
 def stamp_card(data_dir, bench) -> dict:
