@@ -8,16 +8,20 @@ from ..organism.data import TRAIN_PRESETS, TrainConfig, get_train_preset
 from ..organism.train import train
 
 # %% auto #0
-__all__ = ['cmd_train', 'register_cli']
+__all__ = ['train_config', 'cmd_train', 'register_cli']
 
 # %% ../../nbs/70a_train_cli.ipynb #242e2195
+def train_config(args) -> TrainConfig:
+    "The `TrainConfig` of `l0kit train`'s arguments: the preset or `--config` file, with `--seed`, `--steps` and `--dtype` over it."
+    cfg = TrainConfig.from_yaml(args.config) if args.config else get_train_preset(args.preset)
+    over = {k: getattr(args, k) for k in ('seed', 'steps', 'dtype') if getattr(args, k) is not None}
+    name = cfg.name + (f"-{over['steps']}steps" if 'steps' in over else '') + (f"-{over['dtype']}" if over.get('dtype', cfg.dtype) != cfg.dtype else '')
+    if name != cfg.name: over['name'] = name  # not the preset any more: not its folder either
+    return TrainConfig.from_dict({**cfg.to_dict(), **over}) if over else cfg
+
 def cmd_train(args) -> int:
     "Run `l0kit train`."
-    cfg = TrainConfig.from_yaml(args.config) if args.config else get_train_preset(args.preset)
-    over = {k: getattr(args, k) for k in ('seed', 'steps') if getattr(args, k) is not None}
-    if 'steps' in over: over['name'] = f"{cfg.name}-{over['steps']}steps"  # not the preset any more: not its folder either
-    if over: cfg = TrainConfig.from_dict({**cfg.to_dict(), **over})
-    card = train(cfg, args.out, progress=not args.quiet, force=args.force, checkpoint_every=args.checkpoint_every,
+    card = train(train_config(args), args.out, progress=not args.quiet, force=args.force, checkpoint_every=args.checkpoint_every,
                  keep_checkpoints=args.keep_checkpoints)
     print(f"{card['description']} ({card['name']}): {card['steps']} steps, {card['tokens']:,} tokens, final loss {card['final_loss']}, "
           f"{card['seconds']} s ({card['tokens_per_second']:,.0f} tokens/s)\nsaved to {card['path']}; evaluate it with "
@@ -31,6 +35,8 @@ def register_cli(subparsers):
     p.add_argument('--config', help='YAML file of TrainConfig fields (instead of a preset)')
     p.add_argument('--seed', type=int, help='seed of data, initialisation and order (default: the config\'s, 0)')
     p.add_argument('--steps', type=int, help='override the optimiser steps')
+    p.add_argument('--dtype', choices=['float32', 'bfloat16'], help="the matrix products' type (default: the config's, float32); bfloat16 is "
+                   "faster only where the CPU has AVX512-BF16 or AMX")
     p.add_argument('--out', help='output folder (default: $L0KIT_ORGANISMS or ~/.cache/l0kit/organisms/organism-PRESET-sSEED)')
     p.add_argument('--force', action='store_true', help='replace a model already in --out')
     p.add_argument('--checkpoint-every', type=int, default=0, metavar='N', help='save a loadable OUT.checkpoint folder every N steps (removed at the end)')
