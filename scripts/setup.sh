@@ -25,14 +25,15 @@ if [ "${L0KIT_LLAMA_BUILD:-}" = dispatch ]; then export CMAKE_ARGS="$DISPATCH_AR
 export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 quiet() { grep -v '^WARNING: Location' || true; }
-# the packages go in with uv (pip installs and byte-compiles one wheel after another: 124 s of a warm set-up here, uv 32 s,
-# docs/performance.md), reading pip's configuration (its extra indexes, local wheels and constraints), and with pip
-# where uv cannot be had (or L0KIT_PIP=1)
+# the packages go in with uv (pip installs and byte-compiles one wheel after another: a warm set-up took 151 s with pip,
+# 69 s with uv, docs/performance.md), handed pip's configuration (its indexes, local wheels, constraints and
+# certificates); with pip where uv cannot be had, or with L0KIT_PIP=1
 .venv/bin/python -m pip install -q --upgrade pip 2>&1 | quiet
 uv=()
 if [ "${L0KIT_PIP:-}" != 1 ] && .venv/bin/python -m pip install -q uv 2>&1 | quiet && [ -x .venv/bin/uv ]; then
   cfg() { .venv/bin/python -m pip config get "global.$1" 2>/dev/null || true; }
   uv=(.venv/bin/uv pip install -q --python .venv/bin/python --compile-bytecode --index-strategy unsafe-best-match)
+  iu=${PIP_INDEX_URL:-$(cfg index-url)}; [ -z "$iu" ] || uv+=(--index-url "$iu")  # one index, pip's environment over its files
   for l in $(cfg find-links) ${PIP_FIND_LINKS:-}; do uv+=(--find-links "$l"); done
   for u in $(cfg extra-index-url) ${PIP_EXTRA_INDEX_URL:-}; do uv+=(--extra-index-url "$u"); done
   for c in $(cfg constraint) ${PIP_CONSTRAINT:-}; do uv+=(--constraint "$c"); done
