@@ -110,7 +110,8 @@ def main(argv=None):
     cfg = get_train_preset(a.preset, small=False)
     for kv in a.set:
         k, v = kv.split('=', 1)
-        cfg = dataclasses.replace(cfg, **{k: type(getattr(cfg, k))(v)})
+        t = type(getattr(cfg, k))
+        cfg = dataclasses.replace(cfg, **{k: v.lower() in ('1', 'true', 'yes') if t is bool else t(v)})
     load0 = os.getloadavg()
     if a.muon:
         n, size, t_torch, t_kit, rel = muon_speed(cfg, a.steps, a.threads)
