@@ -34,6 +34,11 @@ def run(variant: str, threads: int, python: str = sys.executable) -> dict:
     if p.returncode: return {'variant': variant, 'error': (p.stderr.strip().splitlines() or ['crashed'])[-1]}
     return json.loads(p.stdout.strip().splitlines()[-1])
 
+def best_of(runs: list) -> dict:
+    "One variant's rounds: the first error, else each rate's best."
+    if bad := [r for r in runs if 'error' in r]: return bad[0]
+    return {'variant': runs[0]['variant'], 'prefill': max(r['prefill'] for r in runs), 'generation': max(r['generation'] for r in runs)}
+
 if __name__ == '__main__':
     a = argparse.ArgumentParser(); a.add_argument('--variants', default='x64,sse42,haswell'); a.add_argument('--threads', type=int, default=0)
     a.add_argument('--repeat', type=int, default=1); a.add_argument('--against', default=None, help="another environment's python (a one-CPU build)")
@@ -45,8 +50,7 @@ if __name__ == '__main__':
     asked = a.variants.split(',') + ['(ggml picks)'] + (['(--against)'] if a.against else [])
     jobs = [(v, sys.executable) for v in a.variants.split(',')] + [('', sys.executable)] + ([('', a.against)] if a.against else [])
     rounds = [[run(v, a.threads, py) for v, py in jobs] for _ in range(a.repeat)]
-    rows = [next((r for r in runs if 'error' in r), None) or {'variant': runs[0]['variant'], 'prefill': max(r['prefill'] for r in runs),
-            'generation': max(r['generation'] for r in runs)} for runs in zip(*rounds)]
+    rows = [best_of(runs) for runs in zip(*rounds)]
     best = rows[len(a.variants.split(','))]
     for r, asked in zip(rows, asked):
         if 'error' in r: print(f"  {asked:<14} not run: {r['error']}"); continue

@@ -44,21 +44,9 @@ def missing_server_packages() -> list:
 def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False, help="also run slow / model tests")
 
-# The modules that take longest (about a minute of tests each, measured with `--junitxml`), run first: pytest-xdist's
-# `--dist loadscope` hands the modules out in the order collected, and a long one handed out last leaves the other
-# workers idle while it runs.
-LONG_MODULES = ('test_models.py', 'test_hostile_cli.py', 'test_view.py', 'test_train.py', 'test_inspect_anywhere.py',
-                'test_reasoning.py', 'test_verifiers.py', 'test_bridges.py')
-
-def long_first(items: list) -> list:
-    "The tests of `LONG_MODULES` first, in that order; every module's own tests, and the other modules, in the order collected."
-    rank = {name: i for i, name in enumerate(LONG_MODULES)}
-    return sorted(items, key=lambda it: rank.get(it.path.name, len(rank)))
-
 def pytest_collection_modifyitems(config, items):
-    """The long modules first (`long_first`). `slow` and `model` tests need --runslow, except under CI=true, where they
-    run; `server` tests (a real llama.cpp server) run by default, unless also slow."""
-    items[:] = long_first(items)
+    """`slow` and `model` tests need --runslow, except under CI=true, where they run; `server` tests (a real llama.cpp
+    server) run by default, unless also slow."""
     if config.getoption("--runslow") or IN_CI: return
     skip = pytest.mark.skip(reason="needs --runslow")
     for item in items:

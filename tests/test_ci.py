@@ -48,13 +48,3 @@ def test_skips_stay_skips_outside_ci(tmp_path):
     code, out = run_cases(tmp_path, ci=False)
     assert code == 0 and '1 passed, 5 skipped, 1 xfailed' in out.strip().splitlines()[-1], out[-3000:]
 
-
-def test_long_modules_are_handed_out_first():
-    "pytest-xdist's loadscope hands modules out in the order collected: the long ones go first, each module's tests in its own order."
-    from types import SimpleNamespace
-    from pathlib import Path
-    from conftest import long_first
-    items = [SimpleNamespace(path=Path('tests') / m, n=n) for m, n in
-             [('test_a.py', 1), ('test_view.py', 1), ('test_a.py', 2), ('test_models.py', 1), ('test_view.py', 2), ('test_z.py', 1)]]
-    assert [(it.path.name, it.n) for it in long_first(items)] == [
-        ('test_models.py', 1), ('test_view.py', 1), ('test_view.py', 2), ('test_a.py', 1), ('test_a.py', 2), ('test_z.py', 1)]

@@ -15,8 +15,10 @@ def train_config(args) -> TrainConfig:
     "The `TrainConfig` of `l0kit train`'s arguments: the preset or `--config` file, with `--seed`, `--steps` and `--dtype` over it."
     cfg = TrainConfig.from_yaml(args.config) if args.config else get_train_preset(args.preset)
     over = {k: getattr(args, k) for k in ('seed', 'steps', 'dtype') if getattr(args, k) is not None}
-    name = cfg.name + (f"-{over['steps']}steps" if 'steps' in over else '') + (f"-{over['dtype']}" if over.get('dtype', cfg.dtype) != cfg.dtype else '')
-    if name != cfg.name: over['name'] = name  # not the preset any more: not its folder either
+    name = cfg.name  # not the preset any more: not its folder either
+    if 'steps' in over: name += f"-{over['steps']}steps"
+    if over.get('dtype', cfg.dtype) != cfg.dtype: name += f"-{over['dtype']}"
+    if name != cfg.name: over['name'] = name
     return TrainConfig.from_dict({**cfg.to_dict(), **over}) if over else cfg
 
 def cmd_train(args) -> int:
