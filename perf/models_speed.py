@@ -1,7 +1,9 @@
 """Speed of the model backends on this machine, in one run on the same prompts.
 
-1. The embedded SmolLM2-135M-Instruct on llama.cpp (in process, the packaged Q4_1 GGUF, one prompt after another, the
-   KV cache of a shared prefix reused) against transformers (the same GGUF de-quantized, float32 on CPU, batched):
+1. The embedded SmolLM2-135M-Instruct on llama.cpp as the main job runs it (`smollm2`: in process, the packaged Q4_1
+   GGUF de-quantized once, `weights=auto`: bfloat16 where llama.cpp was built with AVX512-BF16, float32 elsewhere;
+   flash attention; a prompt's voters and neighbours decoded together, the KV cache of a shared prefix reused) against
+   transformers (the same GGUF de-quantized, float32 on CPU, batched):
    seconds per response, generated tokens per second, and the ratio. Real L0 prompts (default setup, four
    demonstrations), greedy, a fixed budget of new tokens. llama.cpp also runs without its prefix cache, so the gain of
    the cache is shown apart; and with other thread counts when `--llamacpp-threads` lists them.
@@ -15,14 +17,17 @@
 2. (`--server`) the OpenAI-compatible HTTP backend against a llama.cpp server (`python -m llama_cpp.server`) serving
    the same GGUF: requests per second with 1 request in flight and with several.
 
-   llama.cpp runs three ways: its sequences decoded together (`--parallel`, the default engine), one sequence at a time
-   (`parallel=1`, llama-cpp-python's own way), and together without the prefix cache. `--temperature T` samples
-   `--samples` completions a prompt (seeded) instead of greedy decoding; the prefill split times one greedy token.
-   `--weights f32` also times the file's weights de-quantized to float32 (`weights=f32`, cached by the kit).
+   The 4-bit file itself (`weights=file`) runs three ways after the default: its sequences decoded together
+   (`--parallel`), one sequence at a time (`parallel=1`, llama-cpp-python's own way), and together without the prefix
+   cache. `--temperature T` samples `--samples` completions a prompt (seeded) instead of greedy decoding; the prefill
+   split times one greedy token. `--weights f32,bf16` also times the file's weights de-quantized to float32 and to
+   bfloat16 (`weights=...`, cached by the kit); `--llamacpp-options` adds options to every llama.cpp run
+   (`flash_attn=false`: attention as separate products). The greedy texts are compared with transformers'.
 
 Usage: python perf/models_speed.py [--prompts 8] [--shots 4] [--new-tokens 64] [--batch 8] [--dtype float32]
-                                         [--temperature 0] [--samples 4] [--parallel 8] [--weights f32]
-                                         [--threads 0] [--llamacpp-threads 0,2] [--skip-transformers] [--server]
+                                         [--temperature 0] [--samples 4] [--parallel 8] [--weights f32,bf16]
+                                         [--threads 0] [--llamacpp-threads 0,2] [--llamacpp-options flash_attn=false]
+                                         [--skip-transformers] [--server]
 """
 import argparse, os, socket, subprocess, sys, time
 from pathlib import Path
@@ -31,6 +36,7 @@ import requests
 from l0kit.protocol.benchmark import get_benchmark
 from l0kit.l0.benchmark import make_l0_item
 from l0kit.protocol.models import GenerationParams, load_model
+from l0kit.backends.llamacpp import cpu_backend
 
 PROGRAM = ("def function(x, y, lst_x, cond_x):\n    lst_x.append(x)\n    cnter_0 = 0\n    cond_a = cnter_0 != 4\n"
            "    while cond_a:\n        lst_x.pop()\n        y = y + 1\n        cnter_0 = cnter_0 + 2\n        cond_a = cnter_0 != 4\n"
@@ -96,7 +102,8 @@ def bench_engines(a):
     params = GenerationParams(max_new_tokens=a.new_tokens, temperature=a.temperature, n=a.samples if a.temperature > 0 else 1)
     mode = f"sampled (temperature {a.temperature}, {params.n} samples a prompt)" if a.temperature > 0 else 'greedy'
     res = {}
-    t0 = time.perf_counter(); lc = load_model('smollm2:backend=transformers' if a.skip_llamacpp else 'smollm2'); load_lc = time.perf_counter() - t0
+    more = f',{a.llamacpp_options}' if a.llamacpp_options else ''
+    t0 = time.perf_counter(); lc = load_model('smollm2:backend=transformers' if a.skip_llamacpp else f'smollm2:parallel={a.parallel}{more}'); load_lc = time.perf_counter() - t0
     n_prompt = sum(lc.count_tokens(lc.render(p)) for p in prompts)
     quiet = os.getloadavg()
     print(f"load average before: {quiet[0]:.2f} {quiet[1]:.2f} {quiet[2]:.2f} (a quiet machine: below 0.1 x {os.cpu_count()} CPUs)")
@@ -104,6 +111,7 @@ def bench_engines(a):
           f"({a.shots} demonstrations, {n_prompt} prompt tokens in all), {mode}, up to {a.new_tokens} new tokens each")
     peak, peak_text = machine_peak()
     print(f"  {peak_text}")
+    if more: print(f"  every llama.cpp run with {a.llamacpp_options} (llama.cpp CPU variant: {cpu_backend()})")
     base = None
     if not a.skip_transformers:
         t0 = time.perf_counter()
@@ -118,29 +126,31 @@ def bench_engines(a):
         print(flops_line(n_params, *prefill_split(hf, prompts, params, dt, toks, n_prompt), peak))
         hf.close()
     for th in ([] if a.skip_llamacpp else [int(x) for x in a.llamacpp_threads.split(',')]):
-        runs = [(a.parallel, True, 'file'), (1, True, 'file'), (a.parallel, False, 'file')] + [(a.parallel, True, w) for w in a.weights.split(',') if w]
+        # the main job's engine (`smollm2`: weights=auto), then the 4-bit file together, one at a time and without the cache
+        runs = [(a.parallel, True, 'auto'), (a.parallel, True, 'file'), (1, True, 'file'), (a.parallel, False, 'file')]
+        runs += [(a.parallel, True, w) for w in a.weights.split(',') if w and w not in ('auto', 'file')]
         for par, cache, w in runs:
-            m = lc if (th == 0 and cache and par == a.parallel and w == 'file') else load_model(
-                f"smollm2:threads={th},prefix_cache={str(cache).lower()},parallel={par},weights={w}")
+            m = lc if (th == 0 and cache and par == a.parallel and w == 'auto') else load_model(
+                f"smollm2:threads={th},prefix_cache={str(cache).lower()},parallel={par},weights={w}{more}")
             m.clear_cache()  # every pass starts from an empty cache
             texts, dt, toks, outs = timed(m, prompts, params, a.seed)
             cached = sum(o[0].meta['cached_prompt_tokens'] for o in outs)
-            label = (f"llama.cpp {'Q4_1' if w == 'file' else w}, {m.llm.n_threads} thread{'s' if m.llm.n_threads > 1 else ''}, "
+            kind = m.info()['weights_type']
+            name = f"default ({kind})" if w == 'auto' else 'Q4_1' if w == 'file' else w
+            label = (f"llama.cpp {name}, {m.llm.n_threads} thread{'s' if m.llm.n_threads > 1 else ''}, "
                      f"{'sequences ' + str(par) + ' at a time' if par > 1 else 'one sequence at a time'}, cache {'on' if cache else 'off'}")
             print(line(label, dt, toks, len(prompts), base) + f"  [{cached} of {n_prompt} prompt tokens from the cache"
                   + (f"; load {load_lc:.1f} s" if m is lc else '') + ']')
             evaluated = n_prompt - cached
             print(flops_line(m.llm._model.n_params(), *prefill_split(m, prompts, params, dt, toks, evaluated), peak))
-            res.setdefault('llamacpp', texts)
-            if w != 'file': res[w] = texts
+            res.setdefault(name, texts)
             if m is not lc: m.close()
-    if 'transformers' in res and 'llamacpp' in res and params.temperature <= 0:  # samples differ by their random numbers
-        same = sum(x == y for xs, ys in zip(res['transformers'], res['llamacpp']) for x, y in zip(xs, ys))
-        print(f"  same text on both engines: {same} of {len(prompts) * params.n} responses "
-              "(llama.cpp multiplies the 4-bit weights with 8-bit activations; transformers de-quantizes them to float32)")
-        for w in (x for x in a.weights.split(',') if x in res):
-            same = sum(x == y for xs, ys in zip(res['transformers'], res[w]) for x, y in zip(xs, ys))
-            print(f"  same text on transformers and llama.cpp {w}: {same} of {len(prompts) * params.n} responses")
+    if 'transformers' in res and params.temperature <= 0:  # samples differ by their random numbers
+        for name, texts in res.items():
+            if name == 'transformers': continue
+            same = sum(x == y for xs, ys in zip(res['transformers'], texts) for x, y in zip(xs, ys))
+            print(f"  same text on transformers and llama.cpp {name}: {same} of {len(prompts) * params.n} responses"
+                  + (" (its 4-bit weights multiply 8-bit activations; transformers de-quantizes them to float32)" if name == 'Q4_1' else ''))
     lc.close()
     after = os.getloadavg()
     print(f"load average after: {after[0]:.2f} {after[1]:.2f} {after[2]:.2f} (this run's own threads included)")
@@ -178,7 +188,8 @@ if __name__ == '__main__':
     p.add_argument('--temperature', type=float, default=0.0, help='0: greedy; above 0: sampled, --samples a prompt')
     p.add_argument('--samples', type=int, default=4); p.add_argument('--seed', type=int, default=0)
     p.add_argument('--parallel', type=int, default=8, help='llama.cpp sequences decoded together (also timed at 1)')
-    p.add_argument('--weights', default='f32', help="llama.cpp weights also timed besides the file's own (comma-separated; '' for none)")
+    p.add_argument('--weights', default='f32,bf16', help="llama.cpp weights also timed besides the default's and the file's own (comma-separated; '' for none)")
+    p.add_argument('--llamacpp-options', default='', help="more llama.cpp options for every llama.cpp run, e.g. 'flash_attn=false'")
     p.add_argument('--skip-transformers', action='store_true')
     p.add_argument('--skip-llamacpp', action='store_true')
     p.add_argument('--server', action='store_true', help='also time a llama.cpp server through the OpenAI backend')

