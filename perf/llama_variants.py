@@ -2,7 +2,7 @@
 `L0KIT_LLAMA_BUILD=dispatch bash scripts/setup.sh`), against the one ggml picks by itself.
 
 Each variant runs in a process of its own (`L0KIT_LLAMA_CPU=NAME`: a process loads one CPU backend): the embedded
-SmolLM2 Q4_1 GGUF reads a 1,024-token prompt (best of two) and decodes 32 tokens one at a time; `--repeat N` runs each N
+SmolLM2 Q4_1 GGUF reads a 1,024-token prompt (best of three) and decodes 32 tokens one at a time; `--repeat N` runs each N
 times, alternating, and keeps each rate's best. Variants this CPU lacks the instructions for are listed as such.
 `--against PYTHON` also runs the interpreter of another environment, such as a clone set up by plain `bash
 scripts/setup.sh` (llama.cpp built for AVX2 alone), in the same alternation.
@@ -13,24 +13,11 @@ import argparse, json, os, subprocess, sys
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-ONE = r'''
-import json, sys, time
-from l0kit.backends.llamacpp import _llama_cpp, _smollm2_file, cpu_backend, default_threads
-lc = _llama_cpp()
-th = int(sys.argv[1]) or default_threads()
-llm = lc.Llama(str(_smollm2_file()), n_ctx=2048, n_batch=512, n_threads=th, n_threads_batch=th, verbose=False)
-toks = [(i * 7919) % 40000 + 100 for i in range(1024)]
-best = 1e9
-for _ in range(2):
-    llm.reset(); t0 = time.perf_counter(); llm.eval(toks); best = min(best, time.perf_counter() - t0)
-t0 = time.perf_counter()
-for t in toks[:32]: llm.eval([t])
-print(json.dumps({'variant': cpu_backend(), 'prefill': 1024 / best, 'generation': 32 / (time.perf_counter() - t0)}))
-'''
+from llama_weights import ONE  # one process's prompt and generation rates (the weights as given, the attention as chosen)
 
 def run(variant: str, threads: int, python: str = sys.executable) -> dict:
     env = {**os.environ, 'L0KIT_LLAMA_CPU': variant} if variant else {k: v for k, v in os.environ.items() if k != 'L0KIT_LLAMA_CPU'}
-    p = subprocess.run([python, '-c', ONE, str(threads)], env=env, capture_output=True, text=True)
+    p = subprocess.run([python, '-c', ONE, 'file', 'off', str(threads)], env=env, capture_output=True, text=True)  # the packaged file, as measured before
     if p.returncode: return {'variant': variant, 'error': (p.stderr.strip().splitlines() or ['crashed'])[-1]}
     return json.loads(p.stdout.strip().splitlines()[-1])
 
