@@ -21,7 +21,7 @@ Prints the machine, the torch threads and the load average before and after: on 
 inflated, so re-run it on a quiet one.
 
 Usage: python perf/train_speed.py [--preset quick] [--steps 200] [--set batch_size=8 ...] [--workers 2 --compare-workers] [--compare-micro]
-                                         [--compare-dtype] [--prompts 16] [--batch 8]
+                                         [--compare-dtype] [--prompts 16 (0: training only)] [--batch 8]
                                          [--new-tokens 64] [--threads 2] [--model DIR]
        python perf/train_speed.py --muon [--preset quick] [--steps 20] [--threads 2]
 """
@@ -96,7 +96,7 @@ def muon_speed(cfg, steps, threads):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--preset', default='quick'); ap.add_argument('--steps', type=int, default=200)
-    ap.add_argument('--prompts', type=int, default=16)
+    ap.add_argument('--prompts', type=int, default=16, help='four-shot prompts of the evaluation (0: training only)')
     ap.add_argument('--batch', type=int, default=8); ap.add_argument('--new-tokens', type=int, default=64)
     ap.add_argument('--threads', type=int, default=2, help='torch threads of the evaluation (training: the preset\'s)')
     ap.add_argument('--model', default=None)
@@ -152,9 +152,10 @@ def main(argv=None):
         ratio((first, cfg.micro_batch, other), f"{cfg.dtype} against {other}")
         card = cards[base_key]
         path = a.model or card['path']  # the preset's architecture as trained for a few steps above: speed depends on the sizes only
-        gen, read, dt = eval_speed(f"hf:{path},threads={a.threads},batch_size={a.batch}", cfg, a.prompts, a.batch, a.new_tokens)
-    print(f"evaluation (greedy, batch {a.batch}, {a.prompts} prompts of {read / a.prompts:.0f} tokens, {a.new_tokens} new tokens): "
-          f"{gen / dt:,.0f} generated tokens/s ({dt:.1f} s)")
+        if a.prompts > 0:
+            gen, read, dt = eval_speed(f"hf:{path},threads={a.threads},batch_size={a.batch}", cfg, a.prompts, a.batch, a.new_tokens)
+            print(f"evaluation (greedy, batch {a.batch}, {a.prompts} prompts of {read / a.prompts:.0f} tokens, {a.new_tokens} new tokens): "
+                  f"{gen / dt:,.0f} generated tokens/s ({dt:.1f} s)")
     m = machine()
     print(f"machine: {m['cpu']}, {m['cores']} cores, {a.threads} torch threads in evaluation, torch {m['torch']}, transformers {m['transformers']}; "
           f"load average before {[round(x, 2) for x in load0]}, after {m['load_average']}")

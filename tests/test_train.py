@@ -213,3 +213,13 @@ def test_a_card_without_the_record_still_loads_and_says_not_recorded(organism, t
     (tmp_path / 'train_card.json').write_text(json.dumps(old))
     assert load_card(tmp_path)['name'] == old['name']
     assert 'not recorded' in model_card(old) and '## What it trained on' in model_card(old)
+
+def test_train_speed_with_no_prompts_times_training_only():
+    "`perf/train_speed.py --prompts 0` prints the training line and no evaluation (it divided by the zero prompts)."
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[1] / 'perf' / 'train_speed.py'
+    tiny = [a for kv in ('hidden_size=32', 'layers=2', 'heads=2', 'intermediate_size=64', 'batch_size=2', 'micro_batch=2') for a in ('--set', kv)]
+    r = subprocess.run([sys.executable, str(script), '--preset', 'quick', '--steps', '2', '--prompts', '0', *tiny],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert 'training (quick: ' in r.stdout and 'evaluation (' not in r.stdout and 'load average before' in r.stdout
