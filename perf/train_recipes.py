@@ -50,12 +50,12 @@ def run_one(over: dict, minutes: float, threads: int, ladder: str, programs: int
     "Train one configuration for `minutes` in this process (one worker), then read the ladder splits teacher-forced."
     import torch
     from l0kit.protocol.benchmark import get_benchmark
-    from l0kit.organism.data import TrainConfig, get_train_preset, make_tokenizer, training_batches
-    from l0kit.organism.train import _backward, _learned
+    from l0kit.organism.data import TrainConfig, get_train_preset, tokenizer_of, training_batches
+    from l0kit.organism.train import _backward, _learned, machine_config
     from l0kit.organism.model import make_model, make_optimizers, lr_at, n_params
     torch.set_num_threads(threads)
-    cfg = TrainConfig.from_dict({**get_train_preset('full', small=False).to_dict(), 'workers': 1, 'threads': threads, **over})
-    tok = make_tokenizer(); model = make_model(cfg, tok); model.train()
+    cfg = machine_config(TrainConfig.from_dict({**get_train_preset('full', small=False).to_dict(), 'workers': 1, 'threads': threads, **over}))
+    tok = tokenizer_of(cfg); model = make_model(cfg, tok); model.train()
     opts = make_optimizers(cfg, model)
     batches = training_batches(cfg, tok)
     t0, step, total, losses, tokens, t5 = time.perf_counter(), 0, cfg.steps, [], 0, None

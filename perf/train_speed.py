@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.pop('IN_TEST', None)  # the real preset sizes
 from l0kit.organism.data import get_train_preset, training_examples, prompt_of
-from l0kit.organism.train import train, machine
+from l0kit.organism.train import train, machine, machine_config
 
 def train_speed(cfg, steps, out):
     "The card of `l0kit train`'s run of the preset for `steps` steps (its workers and threads); the card's seconds are the loop's."
@@ -50,9 +50,9 @@ def _timed(f) -> float:
 
 def useful_flops(cfg, steps: int, parameters: int) -> float:
     "Floating-point operations of `steps` training steps on the real tokens (no padding): 6 per parameter and token (forward and backward), and the causal attention's 6 x hidden x length^2 per example and attention layer."
-    from l0kit.organism.data import make_tokenizer, training_batches
+    from l0kit.organism.data import tokenizer_of, training_batches
     from l0kit.organism.model import _layer_types
-    batches = training_batches(cfg, make_tokenizer(max(64, cfg.gen.max_code_lines)))
+    batches = training_batches(cfg, tokenizer_of(cfg))
     lengths = [len(x) for _ in range(steps) for x, _ in next(batches)[0]]
     attention = sum(t != 'conv' for t in _layer_types(cfg.layers)) if cfg.arch == 'lfm2' else cfg.layers
     return 6 * parameters * sum(lengths) + 6 * cfg.hidden_size * attention * sum(n * n for n in lengths)
@@ -72,10 +72,10 @@ def eval_speed(spec, cfg, prompts, batch, new_tokens):
 def muon_speed(cfg, steps, threads):
     "Milliseconds a step of torch.optim.Muon and of the kit's muon on the preset's hidden matrices (same gradients), and the largest difference of their updates relative to the largest update."
     import torch
-    from l0kit.organism.data import make_tokenizer
+    from l0kit.organism.data import tokenizer_of
     from l0kit.organism.model import make_model, make_optimizers, muon
     torch.set_num_threads(threads)
-    model = make_model(cfg, make_tokenizer())
+    model = make_model(cfg, tokenizer_of(cfg))
     hidden = make_optimizers(dataclasses.replace(cfg, optimizer='muon'), model)[0].param_groups[0]['params']
     g = torch.Generator().manual_seed(0)
     grads = [[torch.randn(p.shape, generator=g) for p in hidden] for _ in range(steps)]
@@ -112,6 +112,7 @@ def main(argv=None):
         k, v = kv.split('=', 1)
         t = type(getattr(cfg, k))
         cfg = dataclasses.replace(cfg, **{k: v.lower() in ('1', 'true', 'yes') if t is bool else t(v)})
+    cfg = machine_config(cfg)  # dtype 'auto' decided as `l0kit train` decides it
     load0 = os.getloadavg()
     if a.muon:
         n, size, t_torch, t_kit, rel = muon_speed(cfg, a.steps, a.threads)

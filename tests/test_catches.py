@@ -262,9 +262,9 @@ def test_collate_labels_learn_only_the_traces(demo_loss):
     import dataclasses
     from l0kit.backends.chat_template import render_chat
     from l0kit.l0.benchmark import l0_demonstrations
-    from l0kit.organism.data import collate, get_train_preset, make_tokenizer, training_batches, l0_benchmark
+    from l0kit.organism.data import collate, get_train_preset, tokenizer_of, training_batches, l0_benchmark
     cfg = dataclasses.replace(get_train_preset('quick', small=True), demo_loss=demo_loss)
-    tok = make_tokenizer(max(64, cfg.gen.max_code_lines))
+    tok = tokenizer_of(cfg)
     batch, items, _ = next(training_batches(cfg, tok))
     ids, mask, labels = collate(batch, tok.pad_token_id)
     assert ids.shape == labels.shape == mask.shape and ids.shape[0] == len(items) >= 2

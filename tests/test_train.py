@@ -50,11 +50,20 @@ def test_card_records_data_steps_tokens_loss_time_machine(organism):
     readme = (organism / 'README.md').read_text()
     assert f"a {card['parameters']:,}-parameter model trained by the kit on its own traces" in readme
 
-def test_loss_is_on_the_traces_only():
-    "What is learned is the test trace and the demonstrations' traces, as the tracer writes them (run here apart from the encoder); the rest of the prompt is not."
+def test_the_saved_tokenizer_is_the_one_it_trained_with(organism):
+    "The presets cut words with the space before them: the folder's tokenizer (what `hf:` loads) cuts so, and the card says so."
+    from transformers import AutoTokenizer
+    tok = AutoTokenizer.from_pretrained(organism)
+    cut = tok.convert_ids_to_tokens(tok('Execute the program below.\n```\nL2,x:[1,0]', add_special_tokens=False)['input_ids'])
+    assert cut == ['Execute', ' the', ' program', ' below', '.', '\n', '```', '\n', 'L2', ',', 'x', ':', '[', '1', ',', '0', ']']
+    assert load_card(organism)['config']['tokenizer'] == 'words'
+
+@pytest.mark.parametrize('kind', ['pieces', 'words'])
+def test_loss_is_on_the_traces_only(kind):
+    "What is learned is the test trace and the demonstrations' traces, as the tracer writes them (run here apart from the encoder); the rest of the prompt is not: with either tokenizer."
     from l0kit.l0.tracer import trace_program
     cfg = get_train_preset('quick', small=True)
-    tok = make_tokenizer()
+    tok = make_tokenizer(kind=kind)
     item = next(training_examples(cfg))
     ids, labels = encode_example(item, tok, shots=4, voter=5, demo_loss=True)
     learned = [l for l in tok.decode([t for t in labels if t != -100], skip_special_tokens=True).split('\n') if l]
@@ -186,7 +195,7 @@ def test_a_killed_caller_leaves_no_worker(tmp_path):
 def test_the_card_records_what_was_trained_on_and_what_was_skipped_for_length(tmp_path):
     "At max_example_tokens=700 the stream's items 1, 2, 4, 5, 6, 8, 9, 10 are skipped (1,295, 2,095, 711, 814, 858, 805, 821 and 788 tokens), 0, 3, 7, 11 trained on."
     import dataclasses
-    cfg = dataclasses.replace(get_train_preset('quick', small=True), max_example_tokens=700, steps=1, warmup=1)
+    cfg = dataclasses.replace(get_train_preset('quick', small=True), max_example_tokens=700, steps=1, warmup=1, tokenizer='pieces')  # the lengths below: every space a token
     card = train(cfg, tmp_path / 'org', progress=False)
     r = card['trained_on']
     assert r['target_steps'] == {'3': 2, '5': 1, '6': 1}                         # items 0, 3, 7, 11: 6, 5, 3 and 3 steps
@@ -202,7 +211,7 @@ def test_trained_programs_are_those_fed_after_the_length_filter():
     "The overlap key: the program texts of the items training fed (0, 3, 7, 11 at 700 tokens), not the first items of the unfiltered stream."
     import dataclasses, itertools
     from l0kit.organism.data import trained_items, trained_programs
-    cfg = dataclasses.replace(get_train_preset('quick', small=True), max_example_tokens=700)
+    cfg = dataclasses.replace(get_train_preset('quick', small=True), max_example_tokens=700, tokenizer='pieces')  # the lengths of the test above
     stream = {it['index']: it['program'] for it in itertools.islice(training_examples(cfg), 12)}
     assert [it['index'] for it in trained_items(cfg, 4)] == [0, 3, 7, 11]
     assert trained_programs(cfg, 4) == {stream[i] for i in (0, 3, 7, 11)}
@@ -223,3 +232,13 @@ def test_train_speed_with_no_prompts_times_training_only():
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     assert 'training (quick: ' in r.stdout and 'evaluation (' not in r.stdout and 'load average before' in r.stdout
+
+def test_dtype_auto_is_decided_when_training_starts_and_recorded(tmp_path):
+    "`dtype: auto` trains in bfloat16 where /proc/cpuinfo names AVX512-BF16 or AMX, float32 elsewhere, and the card says which ran (never 'auto')."
+    import dataclasses, re
+    from pathlib import Path
+    cfg = dataclasses.replace(get_train_preset('quick', small=True), dtype='auto', steps=2)
+    card = train(cfg, tmp_path / 'auto', progress=False)
+    cpu = Path('/proc/cpuinfo').read_text() if Path('/proc/cpuinfo').exists() else ''
+    assert card['config']['dtype'] == ('bfloat16' if re.search(r'\b(avx512_bf16|amx_bf16)\b', cpu) else 'float32')
+    assert load_card(tmp_path / 'auto')['config']['dtype'] == card['config']['dtype']

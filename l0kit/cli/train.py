@@ -33,12 +33,12 @@ def cmd_train(args) -> int:
 def register_cli(subparsers):
     "Add `train` to the `l0kit` command."
     p = subparsers.add_parser('train', help='train a small executor (a model organism) from scratch on the kit\'s own L0 traces')
-    p.add_argument('--preset', default='quick', choices=sorted(TRAIN_PRESETS), help='quick (minutes) or full (under an hour on 2 CPU cores)')
+    p.add_argument('--preset', default='quick', choices=sorted(TRAIN_PRESETS), help='quick (under 3 minutes) or full (about 15 minutes on 2 CPU cores with native bfloat16, more without)')
     p.add_argument('--config', help='YAML file of TrainConfig fields (instead of a preset)')
     p.add_argument('--seed', type=int, help='seed of data, initialisation and order (default: the config\'s, 0)')
     p.add_argument('--steps', type=int, help='override the optimiser steps')
-    p.add_argument('--dtype', choices=['float32', 'bfloat16'], help="the matrix products' type (default: the config's, float32); bfloat16 is "
-                   "faster only where the CPU has AVX512-BF16 or AMX")
+    p.add_argument('--dtype', choices=['float32', 'bfloat16', 'auto'], help="the matrix products' type (default: the config's); bfloat16 is "
+                   "faster only where the CPU has AVX512-BF16 or AMX; auto: bfloat16 there, float32 elsewhere")
     p.add_argument('--out', help='output folder (default: $L0KIT_ORGANISMS or ~/.cache/l0kit/organisms/organism-PRESET-sSEED)')
     p.add_argument('--force', action='store_true', help='replace a model already in --out')
     p.add_argument('--checkpoint-every', type=int, default=0, metavar='N', help='save a loadable OUT.checkpoint folder every N steps (removed at the end)')

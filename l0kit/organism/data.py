@@ -15,10 +15,11 @@ from ..l0.dataset import L0DataConfig, SplitSpec, make_candidate, make_demonstra
 from ..l0.prompts import PROMPT_SETUPS
 
 # %% auto #0
-__all__ = ['ORGANISM_GEN', 'SPECIALS', 'PIECE', 'CHAT_TEMPLATE', 'ARCHS', 'TRAIN_LIMITS', 'OPTIMIZERS', 'DTYPES', 'TRAIN_PRESETS',
-           'TOKEN_BIN', 'organism_gen', 'trace_alphabet', 'make_tokenizer', 'TrainConfig', 'get_train_preset',
-           'training_examples', 'l0_benchmark', 'prompt_of', 'encode_example', 'training_batches', 'collate',
-           'trained_items', 'trained_programs', 'step_bin', 'length_record']
+__all__ = ['ORGANISM_GEN', 'SPECIALS', 'PIECE', 'WORD_PIECE', 'TOKENIZERS', 'CHAT_TEMPLATE', 'ARCHS', 'TRAIN_LIMITS',
+           'OPTIMIZERS', 'DTYPES', 'TRAIN_PRESETS', 'TOKEN_BIN', 'organism_gen', 'trace_alphabet', 'make_tokenizer',
+           'TrainConfig', 'tokenizer_of', 'get_train_preset', 'training_examples', 'l0_benchmark', 'prompt_of',
+           'encode_example', 'training_batches', 'collate', 'trained_items', 'trained_programs', 'step_bin',
+           'length_record']
 
 # %% ../../nbs/70_organism_data.ipynb #3119c963
 from ..l0.dataset import LADDER_GEN
@@ -31,13 +32,16 @@ def organism_gen(**overrides) -> GenConfig:
 # %% ../../nbs/70_organism_data.ipynb #bf1bfb80
 SPECIALS = ['<|pad|>', '<|end|>', '<|unk|>', '<|user|>', '<|assistant|>', '<|system|>']
 PIECE = r"L\d+|[A-Za-z_]+|\d| {4}|\s|[^A-Za-z0-9_\s]"
+WORD_PIECE = r"```|L\d+| ?(?!L\d)[A-Za-z_]+|\d| {4}|\s|[^A-Za-z0-9_\s]"  # a word with the space before it (not a line label), a code fence
+TOKENIZERS = {'pieces': PIECE, 'words': WORD_PIECE}
 CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}"
                  "{% if add_generation_prompt %}<|assistant|>\n{% endif %}")
 
-def trace_alphabet(max_lines: int = 64) -> list[str]:
-    "Every piece the tokenizer knows: specials, line labels `L1..`, digits, punctuation, whitespace and the words of the prompts and grammar."
+def trace_alphabet(max_lines: int = 64, kind: str = 'pieces') -> list[str]:
+    "Every piece the tokenizer `kind` knows: specials, line labels `L1..`, digits, punctuation, whitespace and the words of the prompts and grammar (`words`: also each word after a space, and the code fence)."
     from l0kit.l0 import prompts as P
     from l0kit.l0.grammar import Grammar, BASE_GRAMMAR
+    if kind not in TOKENIZERS: raise ConfigError(f"unknown tokenizer {kind!r}; tokenizers: {', '.join(TOKENIZERS)}")
     g = Grammar.from_text(BASE_GRAMMAR)
     texts = [P._INSTRUCTION, P._INSTRUCTION_NO_PROGRAM, P._REQUEST, P.THINK_BYPASS_PREFIX, *P._ZERO_SHOT.values(),
              'Program: Input: Output: def function return True False while if else not and or append pop len cnter_',
@@ -45,17 +49,17 @@ def trace_alphabet(max_lines: int = 64) -> list[str]:
              *(w for k in g.rules if g.is_pool(k) for w in g.pool(k))]
     words = sorted({w for t in texts for w in re.findall(r"[A-Za-z_]+", t)})
     pieces = [f"L{i}" for i in range(1, max_lines + 1)] + list('0123456789') + sorted(set(r"""!"#$%&'()*+,-./:;<=>?@[\]^`{|}~""")) \
-             + ['    ', ' ', '\n', '\t'] + words
+             + ['    ', ' ', '\n', '\t'] + words + (['```'] + [' ' + w for w in words] if kind == 'words' else [])  # `pieces` keeps its ids
     return SPECIALS + [p for i, p in enumerate(pieces) if p not in pieces[:i]]
 
 # %% ../../nbs/70_organism_data.ipynb #685afea6
-def make_tokenizer(max_lines: int = 64):
-    "A word-level `PreTrainedTokenizerFast` over the trace alphabet, with a chat template for the `hf:` backend."
+def make_tokenizer(max_lines: int = 64, kind: str = 'pieces'):
+    "A word-level `PreTrainedTokenizerFast` over the trace alphabet of `kind` (`TOKENIZERS`), with a chat template for the `hf:` backend."
     from tokenizers import Tokenizer, Regex, models, pre_tokenizers, decoders
     from transformers import PreTrainedTokenizerFast
-    vocab = {p: i for i, p in enumerate(trace_alphabet(max_lines))}
+    vocab = {p: i for i, p in enumerate(trace_alphabet(max_lines, kind))}
     tk = Tokenizer(models.WordLevel(vocab, unk_token='<|unk|>'))
-    tk.pre_tokenizer = pre_tokenizers.Split(Regex(PIECE), behavior='isolated')
+    tk.pre_tokenizer = pre_tokenizers.Split(Regex(TOKENIZERS[kind]), behavior='isolated')
     tk.decoder = decoders.Fuse()
     tok = PreTrainedTokenizerFast(tokenizer_object=tk, pad_token='<|pad|>', eos_token='<|end|>', unk_token='<|unk|>',
                                   bos_token='<|user|>', clean_up_tokenization_spaces=False, model_max_length=1 << 20)
@@ -68,7 +72,7 @@ ARCHS = ('llama', 'lfm2')
 TRAIN_LIMITS = {'hidden_size': 16384, 'layers': 256, 'heads': 256, 'intermediate_size': 65536, 'context': 131072, 'max_example_tokens': 131072,
                 'steps': 10_000_000, 'batch_size': 65536, 'micro_batch': 65536, 'threads': 4096, 'workers': 1024}  # a config from elsewhere past these is refused
 OPTIMIZERS = ('adamw', 'muon')
-DTYPES = ('float32', 'bfloat16')
+DTYPES = ('float32', 'bfloat16', 'auto')  # auto: bfloat16 where the CPU multiplies it natively, float32 elsewhere (decided when training starts)
 
 # %% ../../nbs/70_organism_data.ipynb #3b78817e
 @dataclass
@@ -81,6 +85,7 @@ class TrainConfig(YamlConfig):
     shots: int = 4               # demonstrations in each prompt (as `l0kit eval --set shots=N`; the paper's 4; 0: zero-shot)
     demo_loss: bool = True       # learn the demonstrations' traces too, not only the test trace: five traces per prompt at 4 shots
     max_example_tokens: int = 1024  # longest training example (prompt and traces) in tokens: longer ones are skipped
+    tokenizer: str = 'pieces'    # how text is cut (`TOKENIZERS`): 'pieces', every space its own token; 'words', a word with the space before it (fewer tokens)
     hidden_size: int = 128
     layers: int = 4
     heads: int = 4
@@ -92,9 +97,10 @@ class TrainConfig(YamlConfig):
     micro_batch: int = 4         # programs per forward pass, shortest to longest: their gradients sum to the step's (the same step up to rounding), with less padding
     optimizer: str = 'adamw'     # 'adamw'; 'muon': Muon on the hidden weight matrices, AdamW on the rest (see The optimiser)
     lr: float = 2e-3
-    warmup: int = 100            # steps of linear warm-up, then cosine decay to lr / 10
+    warmup: int = 100            # steps of linear warm-up, then cosine decay to lr * final_lr
+    final_lr: float = 0.1        # the learning rate the cosine decay ends at, a fraction of lr (0: decay to zero)
     weight_decay: float = 0.01
-    dtype: str = 'float32'       # 'bfloat16': matrix products in bfloat16 (autocast; fast only where the CPU has AVX512-BF16 or AMX)
+    dtype: str = 'float32'       # 'bfloat16': matrix products in bfloat16 (autocast; fast only where the CPU has AVX512-BF16 or AMX); 'auto': bfloat16 there, float32 elsewhere
     threads: int = 2             # torch CPU threads in all (the results depend on it: keep it fixed for determinism)
     workers: int = 1             # data-parallel processes sharing `threads`: each reads its share of every batch, gradients summed
     seed: int = 0
@@ -109,8 +115,8 @@ class TrainConfig(YamlConfig):
         c('setup', str, choices=[s for s in PROMPT_SETUPS if s != 'variation_1' and s != 'variation_2'])
         c('shots', int, minimum=0, maximum=self.gen.num_demonstrations); c('demo_loss', bool)
         if self.setup.startswith('zero_shot') and self.shots: raise ConfigError(f"TrainConfig.setup {self.setup!r} takes no demonstrations: set shots to 0")
-        c('arch', str, choices=list(ARCHS)); c('optimizer', str, choices=list(OPTIMIZERS)); c('dtype', str, choices=list(DTYPES))
-        c('lr', float, minimum=0); c('weight_decay', float, minimum=0); c('warmup', int, minimum=0); c('seed', int, minimum=0)
+        c('tokenizer', str, choices=list(TOKENIZERS)); c('arch', str, choices=list(ARCHS)); c('optimizer', str, choices=list(OPTIMIZERS)); c('dtype', str, choices=list(DTYPES))
+        c('lr', float, minimum=0); c('weight_decay', float, minimum=0); c('warmup', int, minimum=0); c('final_lr', float, minimum=0, maximum=1); c('seed', int, minimum=0)
         if self.threads % self.workers or self.batch_size % self.workers:
             raise ConfigError(f"TrainConfig.workers ({self.workers}) must divide threads ({self.threads}) and batch_size ({self.batch_size})")
         if self.hidden_size % self.heads: raise ConfigError(f"TrainConfig.hidden_size ({self.hidden_size}) must be a multiple of heads ({self.heads})")
@@ -119,18 +125,22 @@ class TrainConfig(YamlConfig):
 
     def to_dict(self) -> dict: return {**dataclasses.asdict(self), 'gen': self.gen.to_dict()}
 
+def tokenizer_of(cfg: TrainConfig):
+    "The tokenizer an organism of `cfg` reads: its cut, and a line label for every line its programs can have."
+    return make_tokenizer(max(64, cfg.gen.max_code_lines), cfg.tokenizer)
+
 # %% ../../nbs/70_organism_data.ipynb #d954d282
 def _in_test() -> bool: return bool(os.environ.get('IN_TEST'))
 
+_CLASS = dict(hidden_size=128, layers=4, heads=4, intermediate_size=128, arch='lfm2', optimizer='muon', tokenizer='words', dtype='auto', batch_size=8, lr=6e-3)
 TRAIN_PRESETS = {
-    # the LFM2 hybrid with Muon, in passes of 4 programs; quick: under 3 minutes on 2 cores for a first right trace or few (3 % of the
-    # ladder's shortest split); full: 69 % there (Llama with AdamW got 14 % in 75 minutes; docs/performance.md has the measurements)
-    'quick': lambda: TrainConfig('quick', hidden_size=128, layers=4, heads=4, intermediate_size=512, arch='lfm2', optimizer='muon',
-                                 steps=260, batch_size=8, lr=3e-3, warmup=50),
-    'full': lambda: TrainConfig('full', hidden_size=128, layers=4, heads=4, intermediate_size=512, arch='lfm2', optimizer='muon',
-                                steps=1700, batch_size=16, lr=3e-3, warmup=100),
+    # the LFM2 hybrid with Muon, an MLP no wider than the model, words cut with their spaces, eight programs a step, bfloat16 where the CPU
+    # multiplies it natively (float32 elsewhere). quick: under 3 minutes on 2 cores; full: about 15 minutes (the measurements, the float32
+    # organism of the same recipe, and the recipes before, are in docs/performance.md)
+    'quick': lambda: TrainConfig('quick', **_CLASS, steps=400, warmup=40),
+    'full': lambda: TrainConfig('full', **_CLASS, steps=2250, warmup=125),
 }
-_TEST_SIZE = dict(hidden_size=32, layers=2, heads=2, intermediate_size=64, steps=6, batch_size=4, warmup=2, workers=1)
+_TEST_SIZE = dict(hidden_size=32, layers=2, heads=2, intermediate_size=64, steps=6, batch_size=4, warmup=2, workers=1, dtype='float32')  # float32: the same on every CPU
 
 def get_train_preset(name: str, small: bool | None = None) -> TrainConfig:
     "A named training configuration; under `IN_TEST` (or `small=True`) a tiny one of the same data, for tests."
@@ -219,7 +229,7 @@ def collate(examples: list, pad_id: int):
 # %% ../../nbs/70_organism_data.ipynb #64edee4f
 def trained_items(cfg: TrainConfig, programs: int) -> list[dict]:
     "The first `programs` items `training_batches` feeds the model (after the length filter): what an organism of `cfg` that read `programs` trained on."
-    batches, items = training_batches(cfg, make_tokenizer(max(64, cfg.gen.max_code_lines))), []
+    batches, items = training_batches(cfg, tokenizer_of(cfg)), []
     while len(items) < programs: items += next(batches)[1]
     return items[:programs]
 

@@ -33,10 +33,10 @@ def n_params(model) -> int: return sum(p.numel() for p in model.parameters())
 
 # %% ../../nbs/71_organism_model.ipynb #aa3e1909
 def lr_at(cfg: TrainConfig, step: int) -> float:
-    "Linear warm-up, then cosine decay to a tenth of the peak."
+    "Linear warm-up, then cosine decay to `final_lr` of the peak (a tenth unless the config says otherwise)."
     if step < cfg.warmup: return cfg.lr * (step + 1) / cfg.warmup
     t = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
-    return cfg.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, t))))
+    return cfg.lr * (cfg.final_lr + (1 - cfg.final_lr) * 0.5 * (1 + math.cos(math.pi * min(1.0, t))))
 
 # %% ../../nbs/71_organism_model.ipynb #a1b2c3d6
 def newton_schulz(g, steps: int = 5):

@@ -4,17 +4,17 @@
 
 # %% ../../nbs/72_organism_train.ipynb #9f4a29e0
 from __future__ import annotations
-import json, os, platform, re, shutil, sys, tempfile, time, warnings
+import dataclasses, json, os, platform, re, shutil, sys, tempfile, time, warnings
 from pathlib import Path
 import l0kit
 from ..protocol.config import ConfigError, DataError, read_json_file
-from .data import TOKEN_BIN, TrainConfig, collate, length_record, make_tokenizer, step_bin, trace_alphabet, training_batches
+from .data import TOKEN_BIN, TrainConfig, collate, length_record, step_bin, tokenizer_of, trace_alphabet, training_batches
 from .model import lr_at, make_model, make_optimizers, n_params
 
 # %% auto #0
 __all__ = ['ORGANISM_FILES', 'MAX_TRAIN_PARAMETERS', 'organisms_dir', 'default_out', 'machine', 'trained_on_lines', 'model_card',
            'save_organism', 'is_organism', 'replaceable', 'load_card', 'train', 'check_out', 'check_machine',
-           'approx_parameters', 'checkpoint_path', 'native_bfloat16']
+           'approx_parameters', 'checkpoint_path', 'native_bfloat16', 'machine_config']
 
 # %% ../../nbs/72_organism_train.ipynb #aeca4191
 def organisms_dir() -> Path:
@@ -81,7 +81,7 @@ def model_card(card: dict) -> str:
         "",
         "## Model and training",
         f"- {card['parameters']:,} parameters: hidden {c['hidden_size']}, {c['layers']} layers, {c['heads']} heads, MLP {c['intermediate_size']}, "
-        f"context {c['context']}; word-level tokenizer of {len(trace_alphabet())} pieces (the trace alphabet)",
+        f"context {c['context']}; word-level tokenizer of {len(trace_alphabet(64, c.get('tokenizer', 'pieces')))} pieces (the trace alphabet, cut as `{c.get('tokenizer', 'pieces')}`)",
         f"- {card['steps']:,} {_OPT_WORDS[c.get('optimizer', 'adamw')]} steps of {c['batch_size']} programs (in passes of {c.get('micro_batch', c['batch_size'])}, {c.get('dtype', 'float32')}), peak learning rate {c['lr']}, seed {c['seed']}; "
         f"final loss {card['final_loss']} (mean of the last 20 steps)",
         f"- {card['seconds']:,} s, {card['tokens_per_second']:,} tokens/s on {m['cpu']} ({c.get('workers', 1)} process(es) of {m['torch_threads']} torch thread(s), {m['cores']} cores, "
@@ -153,6 +153,7 @@ def train(cfg: TrainConfig, out=None, progress: bool = True, force: bool = False
           keep_checkpoints: bool = False,  # keep every checkpoint, as `OUT.stepN` (to watch the skills arrive), instead of one that is removed
          ) -> dict:
     "Train an organism from scratch on the kit's traces and save it (model, tokenizer, card) in `out`; the card."
+    cfg = machine_config(cfg)  # `dtype='auto'` decided here: the card records what ran
     out = Path(out).expanduser() if out else default_out(cfg)
     check_machine(cfg)
     if cfg.dtype == 'bfloat16' and not native_bfloat16():
@@ -252,6 +253,11 @@ def native_bfloat16() -> bool:
     except OSError: return False
     return 'avx512_bf16' in flags or 'amx_bf16' in flags
 
+def machine_config(cfg: TrainConfig) -> TrainConfig:
+    "The config as this machine trains it: `dtype='auto'` becomes bfloat16 where the CPU multiplies it natively (`native_bfloat16`), float32 elsewhere."
+    if cfg.dtype != 'auto': return cfg
+    return dataclasses.replace(cfg, dtype='bfloat16' if native_bfloat16() else 'float32')
+
 # %% ../../nbs/72_organism_train.ipynb #b7e1a0f2
 def _backward(model, cfg: TrainConfig, mine: list, weights: list, pad_id: int) -> float:
     "Back-propagate the loss of examples `mine` (sorted by length), `micro_batch` at a time, each weighted by its share of the step's learned tokens; the sum of the weighted losses."
@@ -271,7 +277,7 @@ def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, che
                 rank: int = 0):
     "The optimisation: the model, its tokenizer and the card. Worker `rank` of `cfg.workers` reads its share of every batch sorted by length."
     import torch
-    tok = make_tokenizer(max(64, cfg.gen.max_code_lines))
+    tok = tokenizer_of(cfg)
     model = make_model(cfg, tok)
     opts = make_optimizers(cfg, model)
     batches = training_batches(cfg, tok)
