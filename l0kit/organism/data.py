@@ -50,7 +50,7 @@ def trace_alphabet(max_lines: int = 64, kind: str = 'pieces') -> list[str]:
     words = sorted({w for t in texts for w in re.findall(r"[A-Za-z_]+", t)})
     pieces = [f"L{i}" for i in range(1, max_lines + 1)] + list('0123456789') + sorted(set(r"""!"#$%&'()*+,-./:;<=>?@[\]^`{|}~""")) \
              + ['    ', ' ', '\n', '\t'] + words + (['```'] + [' ' + w for w in words] if kind == 'words' else [])  # `pieces` keeps its ids
-    return SPECIALS + [p for i, p in enumerate(pieces) if p not in pieces[:i]]
+    return SPECIALS + list(dict.fromkeys(pieces))  # each piece once, first place kept
 
 # %% ../../nbs/70_organism_data.ipynb #685afea6
 def make_tokenizer(max_lines: int = 64, kind: str = 'pieces'):

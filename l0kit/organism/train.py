@@ -81,7 +81,7 @@ def model_card(card: dict) -> str:
         "",
         "## Model and training",
         f"- {card['parameters']:,} parameters: hidden {c['hidden_size']}, {c['layers']} layers, {c['heads']} heads, MLP {c['intermediate_size']}, "
-        f"context {c['context']}; word-level tokenizer of {len(trace_alphabet(64, c.get('tokenizer', 'pieces')))} pieces (the trace alphabet, cut as `{c.get('tokenizer', 'pieces')}`)",
+        f"context {c['context']}; word-level tokenizer of {len(trace_alphabet(max(64, g['max_code_lines']), c.get('tokenizer', 'pieces')))} pieces (the trace alphabet, cut as `{c.get('tokenizer', 'pieces')}`)",
         f"- {card['steps']:,} {_OPT_WORDS[c.get('optimizer', 'adamw')]} steps of {c['batch_size']} programs (in passes of {c.get('micro_batch', c['batch_size'])}, {c.get('dtype', 'float32')}), peak learning rate {c['lr']}, seed {c['seed']}; "
         f"final loss {card['final_loss']} (mean of the last 20 steps)",
         f"- {card['seconds']:,} s, {card['tokens_per_second']:,} tokens/s on {m['cpu']} ({c.get('workers', 1)} process(es) of {m['torch_threads']} torch thread(s), {m['cores']} cores, "
