@@ -58,9 +58,15 @@ def test_the_saved_tokenizer_is_the_one_it_trained_with(organism):
     assert cut == ['Execute', ' the', ' program', ' below', '.', '\n', '```', '\n', 'L2', ',', 'x', ':', '[', '1', ',', '0', ']']
     assert load_card(organism)['config']['tokenizer'] == 'words'
 
-@pytest.mark.parametrize('kind', ['pieces', 'words'])
+def test_the_convolutions_reach_as_far_as_the_config_says(organism):
+    "The presets' convolutions read eight tokens (LFM2's own read three): the saved model, and its card, are of that width."
+    assert load_card(organism)['config']['conv_kernel'] == 8
+    assert json.loads((organism / 'config.json').read_text())['conv_L_cache'] == 8
+    assert 'convolutions of 8 tokens' in (organism / 'README.md').read_text()
+
+@pytest.mark.parametrize('kind', ['pieces', 'words', 'phrases'])
 def test_loss_is_on_the_traces_only(kind):
-    "What is learned is the test trace and the demonstrations' traces, as the tracer writes them (run here apart from the encoder); the rest of the prompt is not: with either tokenizer."
+    "What is learned is the test trace and the demonstrations' traces, as the tracer writes them (run here apart from the encoder); the rest of the prompt is not: with every tokenizer."
     from l0kit.l0.tracer import trace_program
     cfg = get_train_preset('quick', small=True)
     tok = make_tokenizer(kind=kind)
@@ -232,6 +238,16 @@ def test_train_speed_with_no_prompts_times_training_only():
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     assert 'training (quick: ' in r.stdout and 'evaluation (' not in r.stdout and 'load average before' in r.stdout
+
+def test_train_windows_times_each_window_of_the_loop():
+    "`perf/train_windows.py` prints one line a window of steps (time, tokens, memory) for the config as set over the preset."
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[1] / 'perf' / 'train_windows.py'
+    tiny = [a for kv in ('hidden_size=32', 'layers=2', 'heads=2', 'intermediate_size=64', 'batch_size=2', 'micro_batch=2', 'pad_to=1', 'dtype=float32') for a in ('--set', kv)]
+    r = subprocess.run([sys.executable, str(script), '--preset', 'quick', '--steps', '4', '--window', '2', *tiny], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert 'float32, pad_to 1, batch 2 in passes of 2' in r.stdout
+    assert [l.split(':')[0] for l in r.stdout.splitlines() if l.startswith('steps ')] == ['steps 0-2', 'steps 2-4']
 
 def test_dtype_auto_is_decided_when_training_starts_and_recorded(tmp_path):
     "`dtype: auto` trains in bfloat16 where /proc/cpuinfo names AVX512-BF16 or AMX, float32 elsewhere, and the card says which ran (never 'auto')."

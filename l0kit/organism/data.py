@@ -15,11 +15,11 @@ from ..l0.dataset import L0DataConfig, SplitSpec, make_candidate, make_demonstra
 from ..l0.prompts import PROMPT_SETUPS
 
 # %% auto #0
-__all__ = ['ORGANISM_GEN', 'SPECIALS', 'PIECE', 'WORD_PIECE', 'TOKENIZERS', 'CHAT_TEMPLATE', 'ARCHS', 'TRAIN_LIMITS',
-           'OPTIMIZERS', 'DTYPES', 'TRAIN_PRESETS', 'TOKEN_BIN', 'organism_gen', 'trace_alphabet', 'make_tokenizer',
-           'TrainConfig', 'tokenizer_of', 'get_train_preset', 'training_examples', 'l0_benchmark', 'prompt_of',
-           'encode_example', 'training_batches', 'collate', 'trained_items', 'trained_programs', 'step_bin',
-           'length_record']
+__all__ = ['ORGANISM_GEN', 'SPECIALS', 'PIECE', 'WORD_PIECE', 'CODE_PIECES', 'PHRASE_PIECE', 'TOKENIZERS', 'CHAT_TEMPLATE',
+           'ARCHS', 'TRAIN_LIMITS', 'OPTIMIZERS', 'DTYPES', 'TRAIN_PRESETS', 'TOKEN_BIN', 'organism_gen',
+           'prompt_phrases', 'trace_alphabet', 'make_tokenizer', 'TrainConfig', 'tokenizer_of', 'get_train_preset',
+           'training_examples', 'l0_benchmark', 'prompt_of', 'encode_example', 'training_batches', 'collate',
+           'trained_items', 'trained_programs', 'step_bin', 'length_record']
 
 # %% ../../nbs/70_organism_data.ipynb #3119c963
 from ..l0.dataset import LADDER_GEN
@@ -33,12 +33,25 @@ def organism_gen(**overrides) -> GenConfig:
 SPECIALS = ['<|pad|>', '<|end|>', '<|unk|>', '<|user|>', '<|assistant|>', '<|system|>']
 PIECE = r"L\d+|[A-Za-z_]+|\d| {4}|\s|[^A-Za-z0-9_\s]"
 WORD_PIECE = r"```|L\d+| ?(?!L\d)[A-Za-z_]+|\d| {4}|\s|[^A-Za-z0-9_\s]"  # a word with the space before it (not a line label), a code fence
-TOKENIZERS = {'pieces': PIECE, 'words': WORD_PIECE}
+
+def prompt_phrases() -> list[str]:
+    "The fixed texts of the L0 prompts, one piece each under the `phrases` cut: instructions, request, and the glue between program, inputs and traces (none starts at a trace's last newline)."
+    from l0kit.l0 import prompts as P
+    glue = ['\n\nProgram:\n```\n', '```\n\nInput:\n```\n', '\n```\nOutput:\n```\n', f"\n```\n\n{P._REQUEST}\n\nOutput:\n", ', ']
+    return [P._INSTRUCTION, P._INSTRUCTION_NO_PROGRAM, P._REQUEST, P.THINK_BYPASS_PREFIX, *P._ZERO_SHOT.values(), *glue]
+
+CODE_PIECES = ['def ', 'if ', 'while ', ' = ', ' == ', ' != ', ' + ', ' - ', '.append(', '.pop()']  # the grammar's keywords and operators with their spaces
+
+def _literal(text: str) -> str: return ''.join(r'\n' if ch == '\n' else re.escape(ch) for ch in text)  # a regex matching `text` (tokenizers' Oniguruma reads `\n`)
+
+PHRASE_PIECE = '|'.join(map(_literal, sorted(prompt_phrases(), key=len, reverse=True) + CODE_PIECES)) \
+               + r"|```|L\d+| {4}|[A-Za-z_]+|\d|\s|[^A-Za-z0-9_\s]"  # the longest phrase first; a name is the same piece in program, input and trace
+TOKENIZERS = {'pieces': PIECE, 'words': WORD_PIECE, 'phrases': PHRASE_PIECE}
 CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}"
                  "{% if add_generation_prompt %}<|assistant|>\n{% endif %}")
 
 def trace_alphabet(max_lines: int = 64, kind: str = 'pieces') -> list[str]:
-    "Every piece the tokenizer `kind` knows: specials, line labels `L1..`, digits, punctuation, whitespace and the words of the prompts and grammar (`words`: also each word after a space, and the code fence)."
+    "Every piece the tokenizer `kind` knows: specials, line labels `L1..`, digits, punctuation, whitespace and the words of the prompts and grammar (`words`: also each word after a space, and the code fence; `phrases`: those, `prompt_phrases` and `CODE_PIECES`)."
     from l0kit.l0 import prompts as P
     from l0kit.l0.grammar import Grammar, BASE_GRAMMAR
     if kind not in TOKENIZERS: raise ConfigError(f"unknown tokenizer {kind!r}; tokenizers: {', '.join(TOKENIZERS)}")
@@ -49,7 +62,8 @@ def trace_alphabet(max_lines: int = 64, kind: str = 'pieces') -> list[str]:
              *(w for k in g.rules if g.is_pool(k) for w in g.pool(k))]
     words = sorted({w for t in texts for w in re.findall(r"[A-Za-z_]+", t)})
     pieces = [f"L{i}" for i in range(1, max_lines + 1)] + list('0123456789') + sorted(set(r"""!"#$%&'()*+,-./:;<=>?@[\]^`{|}~""")) \
-             + ['    ', ' ', '\n', '\t'] + words + (['```'] + [' ' + w for w in words] if kind == 'words' else [])  # `pieces` keeps its ids
+             + ['    ', ' ', '\n', '\t'] + words + (['```'] + [' ' + w for w in words] if kind != 'pieces' else []) \
+             + (prompt_phrases() + CODE_PIECES if kind == 'phrases' else [])  # each cut keeps the ids of the one before
     return SPECIALS + list(dict.fromkeys(pieces))  # each piece once, first place kept
 
 # %% ../../nbs/70_organism_data.ipynb #685afea6
@@ -70,7 +84,7 @@ def make_tokenizer(max_lines: int = 64, kind: str = 'pieces'):
 # %% ../../nbs/70_organism_data.ipynb #3649b910
 ARCHS = ('llama', 'lfm2')
 TRAIN_LIMITS = {'hidden_size': 16384, 'layers': 256, 'heads': 256, 'intermediate_size': 65536, 'context': 131072, 'max_example_tokens': 131072,
-                'steps': 10_000_000, 'batch_size': 65536, 'micro_batch': 65536, 'threads': 4096, 'workers': 1024}  # a config from elsewhere past these is refused
+                'steps': 10_000_000, 'batch_size': 65536, 'micro_batch': 65536, 'threads': 4096, 'workers': 1024, 'conv_kernel': 64, 'pad_to': 4096}  # a config from elsewhere past these is refused
 OPTIMIZERS = ('adamw', 'muon')
 DTYPES = ('float32', 'bfloat16', 'auto')  # auto: bfloat16 where the CPU multiplies it natively, float32 elsewhere (decided when training starts)
 
@@ -85,15 +99,17 @@ class TrainConfig(YamlConfig):
     shots: int = 4               # demonstrations in each prompt (as `l0kit eval --set shots=N`; the paper's 4; 0: zero-shot)
     demo_loss: bool = True       # learn the demonstrations' traces too, not only the test trace: five traces per prompt at 4 shots
     max_example_tokens: int = 1024  # longest training example (prompt and traces) in tokens: longer ones are skipped
-    tokenizer: str = 'pieces'    # how text is cut (`TOKENIZERS`): 'pieces', every space its own token; 'words', a word with the space before it (fewer tokens)
+    tokenizer: str = 'pieces'    # how text is cut (`TOKENIZERS`): 'pieces', every space its own token; 'words', a word with the space before it; 'phrases', also each fixed text of the prompt
     hidden_size: int = 128
     layers: int = 4
     heads: int = 4
     intermediate_size: int = 512
     arch: str = 'llama'          # 'llama': attention in every layer; 'lfm2': short convolutions and attention in turn (see The model)
+    conv_kernel: int = 3         # lfm2: the tokens each convolution reads (the position and those before it; LFM2's own 3)
     context: int = 4096          # positions: the ladder's longest prompts with their demonstrations run to about 3,600 tokens
     steps: int = 1000            # optimiser steps
     batch_size: int = 16         # programs per step
+    pad_to: int = 1              # each pass's width rounded up to a multiple of this (the presets' 64): few shapes, so the CPU's bfloat16 kernels are built once, not for every new length
     micro_batch: int = 4         # programs per forward pass, shortest to longest: their gradients sum to the step's (the same step up to rounding), with less padding
     optimizer: str = 'adamw'     # 'adamw'; 'muon': Muon on the hidden weight matrices, AdamW on the rest (see The optimiser)
     lr: float = 2e-3
@@ -110,7 +126,7 @@ class TrainConfig(YamlConfig):
         if not isinstance(self.gen, GenConfig): raise ConfigError(f"TrainConfig.gen must be a mapping of GenConfig fields, got {self.gen!r}")
         c = lambda n, *a, **k: check_value('TrainConfig', n, getattr(self, n), *a, **k)
         c('name', str); safe_name(self.name, 'TrainConfig.name')
-        for n in ('max_target_steps', 'hidden_size', 'layers', 'heads', 'intermediate_size', 'context', 'steps', 'batch_size', 'micro_batch', 'threads', 'workers', 'max_example_tokens'):
+        for n in ('max_target_steps', 'conv_kernel', 'hidden_size', 'layers', 'heads', 'intermediate_size', 'context', 'steps', 'batch_size', 'micro_batch', 'pad_to', 'threads', 'workers', 'max_example_tokens'):
             c(n, int, minimum=1, maximum=TRAIN_LIMITS.get(n))
         c('setup', str, choices=[s for s in PROMPT_SETUPS if s != 'variation_1' and s != 'variation_2'])
         c('shots', int, minimum=0, maximum=self.gen.num_demonstrations); c('demo_loss', bool)
@@ -132,13 +148,14 @@ def tokenizer_of(cfg: TrainConfig):
 # %% ../../nbs/70_organism_data.ipynb #d954d282
 def _in_test() -> bool: return bool(os.environ.get('IN_TEST'))
 
-_CLASS = dict(hidden_size=128, layers=4, heads=4, intermediate_size=128, arch='lfm2', optimizer='muon', tokenizer='words', dtype='auto', batch_size=8, lr=6e-3)
+_CLASS = dict(hidden_size=128, layers=4, heads=4, intermediate_size=128, arch='lfm2', conv_kernel=8, optimizer='muon', tokenizer='words', dtype='auto',
+              batch_size=8, pad_to=64, lr=6e-3)
 TRAIN_PRESETS = {
-    # the LFM2 hybrid with Muon, an MLP no wider than the model, words cut with their spaces, eight programs a step, bfloat16 where the CPU
+    # the LFM2 hybrid with convolutions of eight tokens and Muon, an MLP no wider than the model, words cut with their spaces, eight programs a step padded to 64 tokens, bfloat16 where the CPU
     # multiplies it natively (float32 elsewhere). quick: under 3 minutes on 2 cores; full: about 15 minutes (the measurements, the float32
     # organism of the same recipe, and the recipes before, are in docs/performance.md)
-    'quick': lambda: TrainConfig('quick', **_CLASS, steps=400, warmup=40),
-    'full': lambda: TrainConfig('full', **_CLASS, steps=2250, warmup=125),
+    'quick': lambda: TrainConfig('quick', **_CLASS, steps=500, warmup=50),
+    'full': lambda: TrainConfig('full', **_CLASS, steps=2500, warmup=140),
 }
 _TEST_SIZE = dict(hidden_size=32, layers=2, heads=2, intermediate_size=64, steps=6, batch_size=4, warmup=2, workers=1, dtype='float32')  # float32: the same on every CPU
 
@@ -187,6 +204,16 @@ def _trace_spans(text: str, demos: list) -> list[tuple[int, int]]:
         at += len('Output:\n```\n'); spans.append((at, at + len(body))); at += len(body)
     return spans
 
+def _learned_mask(offsets: list, spans: list) -> list[bool]:
+    "Whether each token (its character span) lies inside a span the loss is taken on; `ConfigError` for one across a span's edge, which would silently take a trace's first or last piece out of the loss."
+    learn = []
+    for s, e in offsets:
+        inside = any(a <= s and e <= b for a, b in spans)
+        if not inside and any(s < b and a < e for a, b in spans):
+            raise ConfigError(f"the tokenizer cuts a piece across the edge of a trace to learn (characters {s}-{e}); its pieces must start and end at the trace's edges")
+        learn.append(inside)
+    return learn
+
 def encode_example(item: dict, tok, setup: str = 'default', shots: int = 4, voter: int = 0, demo_loss: bool = False) -> tuple[list[int], list[int]]:
     "Token ids of prompt, trace and end, and their labels: the test trace (with `demo_loss`, the demonstrations' traces too) to learn, -100 elsewhere."
     from l0kit.l0.benchmark import l0_demonstrations
@@ -198,7 +225,7 @@ def encode_example(item: dict, tok, setup: str = 'default', shots: int = 4, vote
     if tok.unk_token_id in ids:
         raise ConfigError(f"the tokenizer does not know a piece of program {item['index']} (an <|unk|>): the trace alphabet needs updating")
     spans = (_trace_spans(text, l0_demonstrations(bench, item, voter, 0)) if demo_loss else []) + [(len(text), len(text) + len(answer))]
-    learn = [any(a <= s and e <= b for a, b in spans) for s, e in enc['offset_mapping']] + [True]
+    learn = _learned_mask(enc['offset_mapping'], spans) + [True]
     return ids, [t if keep else -100 for t, keep in zip(ids, learn)]
 
 # %% ../../nbs/70_organism_data.ipynb #f8ae65ed
@@ -215,10 +242,10 @@ def training_batches(cfg: TrainConfig, tok):
         yield batch, items, skipped
 
 # %% ../../nbs/70_organism_data.ipynb #68ef1171
-def collate(examples: list, pad_id: int):
-    "Right-padded input ids, attention mask and labels (-100 where nothing is learned and on padding)."
+def collate(examples: list, pad_id: int, multiple: int = 1):
+    "Right-padded input ids, attention mask and labels (-100 where nothing is learned and on padding), as wide as the longest example rounded up to `multiple`."
     import torch
-    width = max(len(ids) for ids, _ in examples)
+    width = -(-max(len(ids) for ids, _ in examples) // multiple) * multiple
     ids = torch.full((len(examples), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(examples), width), dtype=torch.long)
     labels = torch.full((len(examples), width), -100, dtype=torch.long)

@@ -24,7 +24,7 @@ def make_model(cfg: TrainConfig, tok):
         from transformers import Lfm2Config, Lfm2ForCausalLM
         types = _layer_types(cfg.layers)  # a convolution first, so the first attention layer already sees each token's predecessors
         return Lfm2ForCausalLM(Lfm2Config(**size, layer_types=types, full_attn_idxs=[i for i, t in enumerate(types) if t != 'conv'],
-                                          conv_L_cache=3, block_auto_adjust_ff_dim=False))  # the MLP exactly intermediate_size wide
+                                          conv_L_cache=cfg.conv_kernel, block_auto_adjust_ff_dim=False))  # the MLP exactly intermediate_size wide
     from transformers import LlamaConfig, LlamaForCausalLM
     return LlamaForCausalLM(LlamaConfig(**size, rope_theta=10000.0))
 

@@ -63,6 +63,7 @@ def model_card(card: dict) -> str:
     "The README.md of a saved organism: what it is, what it was trained on, how long, where, and how to evaluate it."
     c, m = card['config'], card['machine']
     g = c['gen']
+    conv = f"convolutions of {c.get('conv_kernel', 3)} tokens, " if c.get('arch') == 'lfm2' else ''
     return '\n'.join([
         f"# {card['name']}: {card['description']}",
         "",
@@ -81,6 +82,7 @@ def model_card(card: dict) -> str:
         "",
         "## Model and training",
         f"- {card['parameters']:,} parameters: hidden {c['hidden_size']}, {c['layers']} layers, {c['heads']} heads, MLP {c['intermediate_size']}, "
+        f"{conv}"
         f"context {c['context']}; word-level tokenizer of {len(trace_alphabet(max(64, g['max_code_lines']), c.get('tokenizer', 'pieces')))} pieces (the trace alphabet, cut as `{c.get('tokenizer', 'pieces')}`)",
         f"- {card['steps']:,} {_OPT_WORDS[c.get('optimizer', 'adamw')]} steps of {c['batch_size']} programs (in passes of {c.get('micro_batch', c['batch_size'])}, {c.get('dtype', 'float32')}), peak learning rate {c['lr']}, seed {c['seed']}; "
         f"final loss {card['final_loss']} (mean of the last 20 steps)",
@@ -264,8 +266,10 @@ def _backward(model, cfg: TrainConfig, mine: list, weights: list, pad_id: int) -
     import torch
     total = 0.0
     for at in range(0, len(mine), cfg.micro_batch):
-        ids, _, labels = collate(mine[at:at + cfg.micro_batch], pad_id)
-        if ids.shape[1] > cfg.context: raise ConfigError(f"a training example has {ids.shape[1]} tokens, more than the context {cfg.context}")
+        part = mine[at:at + cfg.micro_batch]
+        longest = max(len(ids) for ids, _ in part)
+        if longest > cfg.context: raise ConfigError(f"a training example has {longest} tokens, more than the context {cfg.context}")
+        ids, _, labels = collate(part, pad_id, cfg.pad_to if -(-longest // cfg.pad_to) * cfg.pad_to <= cfg.context else 1)  # never padded past the context
         # right padding under a causal mask: no real token sees a pad, so no attention mask is needed (and the faster causal kernel runs)
         with torch.autocast('cpu', dtype=torch.bfloat16, enabled=cfg.dtype == 'bfloat16'):
             loss = model(input_ids=ids, labels=labels).loss.float() * sum(weights[at:at + cfg.micro_batch])
