@@ -151,9 +151,9 @@ def _in_test() -> bool: return bool(os.environ.get('IN_TEST'))
 _CLASS = dict(hidden_size=128, layers=4, heads=4, intermediate_size=128, arch='lfm2', conv_kernel=8, optimizer='muon', tokenizer='words', dtype='auto',
               batch_size=8, pad_to=64, lr=6e-3)
 TRAIN_PRESETS = {
-    # the LFM2 hybrid with convolutions of eight tokens and Muon, an MLP no wider than the model, words cut with their spaces, eight programs a step padded to 64 tokens, bfloat16 where the CPU
-    # multiplies it natively (float32 elsewhere). quick: under 3 minutes on 2 cores; full: about 15 minutes (the measurements, the float32
-    # organism of the same recipe, and the recipes before, are in docs/performance.md)
+    # the LFM2 hybrid with convolutions of eight tokens and Muon, an MLP no wider than the model, words cut with their spaces, eight
+    # programs a step in passes padded to 64 tokens, bfloat16 where the CPU multiplies it natively (float32 elsewhere).
+    # quick: under 3 minutes on 2 cores; full: under 15 (the measurements, and the recipes before, are in docs/performance.md)
     'quick': lambda: TrainConfig('quick', **_CLASS, steps=500, warmup=50),
     'full': lambda: TrainConfig('full', **_CLASS, steps=2500, warmup=140),
 }
