@@ -36,6 +36,14 @@ def train_speed(cfg, steps, out):
     "The card of `l0kit train`'s run of the preset for `steps` steps (its workers and threads); the card's seconds are the loop's."
     return train(dataclasses.replace(cfg, name=f"{cfg.name}-speed", steps=steps, warmup=min(cfg.warmup, steps)), out, progress=False)
 
+def with_fields(cfg, pairs: list):
+    "`cfg` with `FIELD=VALUE` pairs set, each converted to the field's type."
+    for kv in pairs:
+        k, v = kv.split('=', 1)
+        t = type(getattr(cfg, k))
+        cfg = dataclasses.replace(cfg, **{k: v.lower() in ('1', 'true', 'yes') if t is bool else t(v)})
+    return cfg
+
 def matmul_peak(threads: int, n: int = 2048, repeats: int = 10, dtype: str = 'float32') -> float:
     "The machine's measured peak in GFLOP/s for `dtype` ('float32' or 'bfloat16'): the best of `repeats` n x n matrix products on `threads` torch threads."
     import torch
@@ -107,12 +115,7 @@ def main(argv=None):
     ap.add_argument('--set', action='append', default=[], metavar='FIELD=VALUE', help="a TrainConfig field over the preset (repeatable), e.g. batch_size=8")
     ap.add_argument('--muon', action='store_true', help="time only the Muon step: torch.optim.Muon against the kit's")
     a = ap.parse_args(argv)
-    cfg = get_train_preset(a.preset, small=False)
-    for kv in a.set:
-        k, v = kv.split('=', 1)
-        t = type(getattr(cfg, k))
-        cfg = dataclasses.replace(cfg, **{k: v.lower() in ('1', 'true', 'yes') if t is bool else t(v)})
-    cfg = machine_config(cfg)  # dtype 'auto' decided as `l0kit train` decides it
+    cfg = machine_config(with_fields(get_train_preset(a.preset, small=False), a.set))  # dtype 'auto' decided as `l0kit train` decides it
     load0 = os.getloadavg()
     if a.muon:
         n, size, t_torch, t_kit, rel = muon_speed(cfg, a.steps, a.threads)

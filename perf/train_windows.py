@@ -7,21 +7,14 @@ steps slowed and memory grew for hundreds of steps. `--set pad_to=1` against the
 
 Usage: python perf/train_windows.py [--preset full] [--steps 500] [--window 50] [--set pad_to=1 --set dtype=float32 ...]
 """
-import argparse, dataclasses, os, resource, sys, time
+import argparse, os, resource, sys, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.pop('IN_TEST', None)  # the real preset sizes
 from l0kit.organism.data import get_train_preset, tokenizer_of, training_batches
 from l0kit.organism.model import lr_at, make_model, make_optimizers
 from l0kit.organism.train import _backward, _learned, machine, machine_config
-
-def with_fields(cfg, pairs: list):
-    "`cfg` with `FIELD=VALUE` pairs set, each converted to the field's type."
-    for kv in pairs:
-        k, v = kv.split('=', 1)
-        t = type(getattr(cfg, k))
-        cfg = dataclasses.replace(cfg, **{k: v.lower() in ('1', 'true', 'yes') if t is bool else t(v)})
-    return cfg
+from train_speed import with_fields  # the same --set as perf/train_speed.py
 
 def windows(cfg, steps: int, window: int):
     "Yield (first step, seconds a step, real tokens a second, peak resident GB) for each window of `window` steps of the loop."
