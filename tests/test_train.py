@@ -64,7 +64,7 @@ def test_the_convolutions_reach_as_far_as_the_config_says(organism):
     assert json.loads((organism / 'config.json').read_text())['conv_L_cache'] == 8
     assert 'convolutions of 8 tokens' in (organism / 'README.md').read_text()
 
-@pytest.mark.parametrize('kind', ['pieces', 'words', 'phrases'])
+@pytest.mark.parametrize('kind', ['pieces', 'words', 'phrases', 'numbers'])
 def test_loss_is_on_the_traces_only(kind):
     "What is learned is the test trace and the demonstrations' traces, as the tracer writes them (run here apart from the encoder); the rest of the prompt is not: with every tokenizer."
     from l0kit.l0.tracer import trace_program

@@ -15,11 +15,11 @@ from ..l0.dataset import L0DataConfig, SplitSpec, make_candidate, make_demonstra
 from ..l0.prompts import PROMPT_SETUPS
 
 # %% auto #0
-__all__ = ['ORGANISM_GEN', 'SPECIALS', 'PIECE', 'WORD_PIECE', 'CODE_PIECES', 'PHRASE_PIECE', 'TOKENIZERS', 'CHAT_TEMPLATE',
-           'ARCHS', 'TRAIN_LIMITS', 'OPTIMIZERS', 'DTYPES', 'TRAIN_PRESETS', 'TOKEN_BIN', 'organism_gen',
-           'prompt_phrases', 'trace_alphabet', 'make_tokenizer', 'TrainConfig', 'tokenizer_of', 'get_train_preset',
-           'training_examples', 'l0_benchmark', 'prompt_of', 'encode_example', 'training_batches', 'collate',
-           'trained_items', 'trained_programs', 'step_bin', 'length_record']
+__all__ = ['ORGANISM_GEN', 'SPECIALS', 'PIECE', 'WORD_PIECE', 'CODE_PIECES', 'PHRASE_PIECE', 'NUMBER_PIECE', 'TOKENIZERS',
+           'CHAT_TEMPLATE', 'ARCHS', 'TRAIN_LIMITS', 'OPTIMIZERS', 'DTYPES', 'TRAIN_PRESETS', 'TOKEN_BIN',
+           'organism_gen', 'prompt_phrases', 'trace_alphabet', 'make_tokenizer', 'TrainConfig', 'tokenizer_of',
+           'get_train_preset', 'training_examples', 'l0_benchmark', 'prompt_of', 'encode_example', 'training_batches',
+           'collate', 'trained_items', 'trained_programs', 'step_bin', 'length_record']
 
 # %% ../../nbs/70_organism_data.ipynb #3119c963
 from ..l0.dataset import LADDER_GEN
@@ -46,12 +46,13 @@ def _literal(text: str) -> str: return ''.join(r'\n' if ch == '\n' else re.escap
 
 PHRASE_PIECE = '|'.join(map(_literal, sorted(prompt_phrases(), key=len, reverse=True) + CODE_PIECES)) \
                + r"|```|L\d+| {4}|[A-Za-z_]+|\d|\s|[^A-Za-z0-9_\s]"  # the longest phrase first; a name is the same piece in program, input and trace
-TOKENIZERS = {'pieces': PIECE, 'words': WORD_PIECE, 'phrases': PHRASE_PIECE}
+NUMBER_PIECE = r"```|L\d+| ?(?!L\d)[A-Za-z_]+|\d\d?| {4}|\s|[^A-Za-z0-9_\s]"  # `words`, with numbers cut two digits at a time: 0-99 one piece each
+TOKENIZERS = {'pieces': PIECE, 'words': WORD_PIECE, 'phrases': PHRASE_PIECE, 'numbers': NUMBER_PIECE}
 CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}"
                  "{% if add_generation_prompt %}<|assistant|>\n{% endif %}")
 
 def trace_alphabet(max_lines: int = 64, kind: str = 'pieces') -> list[str]:
-    "Every piece the tokenizer `kind` knows: specials, line labels `L1..`, digits, punctuation, whitespace and the words of the prompts and grammar (`words`: also each word after a space, and the code fence; `phrases`: those, `prompt_phrases` and `CODE_PIECES`)."
+    "Every piece the tokenizer `kind` knows: specials, line labels `L1..`, digits, punctuation, whitespace and the words of the prompts and grammar (`words`: also each word after a space, and the code fence; `phrases`: those, `prompt_phrases` and `CODE_PIECES`; `numbers`: those of `words` and every pair of digits)."
     from l0kit.l0 import prompts as P
     from l0kit.l0.grammar import Grammar, BASE_GRAMMAR
     if kind not in TOKENIZERS: raise ConfigError(f"unknown tokenizer {kind!r}; tokenizers: {', '.join(TOKENIZERS)}")
@@ -63,7 +64,7 @@ def trace_alphabet(max_lines: int = 64, kind: str = 'pieces') -> list[str]:
     words = sorted({w for t in texts for w in re.findall(r"[A-Za-z_]+", t)})
     pieces = [f"L{i}" for i in range(1, max_lines + 1)] + list('0123456789') + sorted(set(r"""!"#$%&'()*+,-./:;<=>?@[\]^`{|}~""")) \
              + ['    ', ' ', '\n', '\t'] + words + (['```'] + [' ' + w for w in words] if kind != 'pieces' else []) \
-             + (prompt_phrases() + CODE_PIECES if kind == 'phrases' else [])  # each cut keeps the ids of the one before
+             + (prompt_phrases() + CODE_PIECES if kind == 'phrases' else []) + ([f'{i:02d}' for i in range(100)] if kind == 'numbers' else [])  # each cut keeps the ids of the one before
     return SPECIALS + list(dict.fromkeys(pieces))  # each piece once, first place kept
 
 # %% ../../nbs/70_organism_data.ipynb #685afea6
@@ -99,7 +100,7 @@ class TrainConfig(YamlConfig):
     shots: int = 4               # demonstrations in each prompt (as `l0kit eval --set shots=N`; the paper's 4; 0: zero-shot)
     demo_loss: bool = True       # learn the demonstrations' traces too, not only the test trace: five traces per prompt at 4 shots
     max_example_tokens: int = 1024  # longest training example (prompt and traces) in tokens: longer ones are skipped
-    tokenizer: str = 'pieces'    # how text is cut (`TOKENIZERS`): 'pieces', every space its own token; 'words', a word with the space before it; 'phrases', also each fixed text of the prompt
+    tokenizer: str = 'pieces'    # how text is cut (`TOKENIZERS`): 'pieces', every space its own token; 'words', a word with the space before it; 'phrases', also each fixed text of the prompt; 'numbers', words with every number of one or two digits one token
     hidden_size: int = 128
     layers: int = 4
     heads: int = 4
@@ -148,14 +149,15 @@ def tokenizer_of(cfg: TrainConfig):
 # %% ../../nbs/70_organism_data.ipynb #d954d282
 def _in_test() -> bool: return bool(os.environ.get('IN_TEST'))
 
-_CLASS = dict(hidden_size=128, layers=4, heads=4, intermediate_size=128, arch='lfm2', conv_kernel=8, optimizer='muon', tokenizer='words', dtype='auto',
+_CLASS = dict(hidden_size=128, layers=4, heads=4, intermediate_size=128, arch='lfm2', conv_kernel=8, optimizer='muon', dtype='auto',
               batch_size=8, pad_to=64, lr=6e-3)
 TRAIN_PRESETS = {
-    # the LFM2 hybrid with convolutions of eight tokens and Muon, an MLP no wider than the model, words cut with their spaces, eight
-    # programs a step in passes padded to 64 tokens, bfloat16 where the CPU multiplies it natively (float32 elsewhere).
+    # the LFM2 hybrid with convolutions of eight tokens and Muon, an MLP no wider than the model, eight programs a step in passes
+    # padded to 64 tokens, bfloat16 where the CPU multiplies it natively (float32 elsewhere). Words are cut with their spaces; `full`
+    # also cuts each number of up to two digits as one piece (better on every seed measured), which `quick`'s 500 steps are too few for.
     # quick: under 3 minutes on 2 cores; full: under 15 (the measurements, and the recipes before, are in docs/performance.md)
-    'quick': lambda: TrainConfig('quick', **_CLASS, steps=500, warmup=50),
-    'full': lambda: TrainConfig('full', **_CLASS, steps=2500, warmup=140),
+    'quick': lambda: TrainConfig('quick', **_CLASS, tokenizer='words', steps=500, warmup=50),
+    'full': lambda: TrainConfig('full', **_CLASS, tokenizer='numbers', steps=2500, warmup=140),
 }
 _TEST_SIZE = dict(hidden_size=32, layers=2, heads=2, intermediate_size=64, steps=6, batch_size=4, warmup=2, workers=1, dtype='float32')  # float32: the same on every CPU
 
