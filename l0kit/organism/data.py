@@ -149,15 +149,14 @@ def tokenizer_of(cfg: TrainConfig):
 # %% ../../nbs/70_organism_data.ipynb #d954d282
 def _in_test() -> bool: return bool(os.environ.get('IN_TEST'))
 
-_CLASS = dict(hidden_size=128, layers=4, heads=4, intermediate_size=128, arch='lfm2', conv_kernel=8, optimizer='muon', dtype='auto',
+_CLASS = dict(hidden_size=128, layers=4, heads=4, intermediate_size=128, arch='lfm2', conv_kernel=8, optimizer='muon', tokenizer='words', dtype='auto',
               batch_size=8, pad_to=64, lr=6e-3)
 TRAIN_PRESETS = {
-    # the LFM2 hybrid with convolutions of eight tokens and Muon, an MLP no wider than the model, eight programs a step in passes
-    # padded to 64 tokens, bfloat16 where the CPU multiplies it natively (float32 elsewhere). Words are cut with their spaces; `full`
-    # also cuts each number of up to two digits as one piece (better on every seed measured), which `quick`'s 500 steps are too few for.
+    # the LFM2 hybrid with convolutions of eight tokens and Muon, an MLP no wider than the model, words cut with their spaces, eight
+    # programs a step in passes padded to 64 tokens, bfloat16 where the CPU multiplies it natively (float32 elsewhere).
     # quick: under 3 minutes on 2 cores; full: under 15 (the measurements, and the recipes before, are in docs/performance.md)
-    'quick': lambda: TrainConfig('quick', **_CLASS, tokenizer='words', steps=500, warmup=50),
-    'full': lambda: TrainConfig('full', **_CLASS, tokenizer='numbers', steps=2500, warmup=140),
+    'quick': lambda: TrainConfig('quick', **_CLASS, steps=500, warmup=50),
+    'full': lambda: TrainConfig('full', **_CLASS, steps=2500, warmup=140),
 }
 _TEST_SIZE = dict(hidden_size=32, layers=2, heads=2, intermediate_size=64, steps=6, batch_size=4, warmup=2, workers=1, dtype='float32')  # float32: the same on every CPU
 
