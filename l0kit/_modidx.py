@@ -1113,6 +1113,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                       'l0kit.organism.train._checkpoints': ('organism_train.html#_checkpoints', 'l0kit/organism/train.py'),
                                       'l0kit.organism.train._learned': ('organism_train.html#_learned', 'l0kit/organism/train.py'),
                                       'l0kit.organism.train._relay': ('organism_train.html#_relay', 'l0kit/organism/train.py'),
+                                      'l0kit.organism.train._step': ('organism_train.html#_step', 'l0kit/organism/train.py'),
                                       'l0kit.organism.train._sum_gradients': ( 'organism_train.html#_sum_gradients',
                                                                                'l0kit/organism/train.py'),
                                       'l0kit.organism.train._train_here': ('organism_train.html#_train_here', 'l0kit/organism/train.py'),

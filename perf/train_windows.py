@@ -1,4 +1,4 @@
-"""How the model organism's step time moves over a run: `l0kit train`'s own step (`_backward`, clipping, the optimisers) on a
+"""How the model organism's step time moves over a run: `l0kit train`'s own step (`_step`: the passes, clipping, the optimisers) on a
 preset's model and data, timed in windows of `--window` steps, with the process's peak resident memory after each.
 
 A projection from a run's first steps says how long a whole run takes only if the step time stays flat. It did not in
@@ -12,8 +12,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.pop('IN_TEST', None)  # the real preset sizes
 from l0kit.organism.data import get_train_preset, tokenizer_of, training_batches
-from l0kit.organism.model import lr_at, make_model, make_optimizers
-from l0kit.organism.train import _backward, _learned, machine, machine_config
+from l0kit.organism.model import make_model, make_optimizers
+from l0kit.organism.train import _step, machine, machine_config
 from train_speed import with_fields  # the same --set as perf/train_speed.py
 
 def windows(cfg, steps: int, window: int):
@@ -26,12 +26,7 @@ def windows(cfg, steps: int, window: int):
     t0, tokens = time.perf_counter(), 0
     for step in range(steps):
         batch = next(batches)[0]
-        learned = [_learned(ex) for ex in batch]
-        order = sorted(range(len(batch)), key=lambda i: len(batch[i][0]))
-        for g in (g for o in opts for g in o.param_groups): g['lr'] = lr_at(cfg, step)
-        _backward(model, cfg, [batch[i] for i in order], [learned[i] / sum(learned) for i in order], tok.pad_token_id)
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        for o in opts: o.step(); o.zero_grad(set_to_none=True)
+        _step(model, opts, cfg, batch, step, tok.pad_token_id)  # the loop's own step
         tokens += sum(len(x) for x, _ in batch)
         if (step + 1) % window == 0:
             dt = time.perf_counter() - t0

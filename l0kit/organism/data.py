@@ -64,7 +64,7 @@ def trace_alphabet(max_lines: int = 64, kind: str = 'pieces') -> list[str]:
     words = sorted({w for t in texts for w in re.findall(r"[A-Za-z_]+", t)})
     pieces = [f"L{i}" for i in range(1, max_lines + 1)] + list('0123456789') + sorted(set(r"""!"#$%&'()*+,-./:;<=>?@[\]^`{|}~""")) \
              + ['    ', ' ', '\n', '\t'] + words + (['```'] + [' ' + w for w in words] if kind != 'pieces' else []) \
-             + (prompt_phrases() + CODE_PIECES if kind == 'phrases' else []) + ([f'{i:02d}' for i in range(100)] if kind == 'numbers' else [])  # each cut keeps the ids of the one before
+             + {'phrases': lambda: prompt_phrases() + CODE_PIECES, 'numbers': lambda: [f'{i:02d}' for i in range(100)]}.get(kind, list)()  # each cut keeps the ids of `words`
     return SPECIALS + list(dict.fromkeys(pieces))  # each piece once, first place kept
 
 # %% ../../nbs/70_organism_data.ipynb #685afea6

@@ -277,10 +277,23 @@ def _backward(model, cfg: TrainConfig, mine: list, weights: list, pad_id: int) -
     return total
 
 # %% ../../nbs/72_organism_train.ipynb #45527f81
+def _step(model, opts: list, cfg: TrainConfig, batch: list, step: int, pad_id: int, rank: int = 0) -> tuple[float, list]:
+    "One optimiser step on `batch` (worker `rank`'s share, gradients summed over the workers): the step's loss and each example's learned tokens."
+    import torch
+    learned = [_learned(ex) for ex in batch]  # counted once: this worker's share of the loss, and the card's trace tokens
+    by_length = sorted(range(len(batch)), key=lambda i: len(batch[i][0]))
+    share = by_length[rank::cfg.workers]  # every worker a share of short and long examples: balanced, little padding
+    for g in (g for o in opts for g in o.param_groups): g['lr'] = lr_at(cfg, step)
+    total = sum(learned)
+    value = _backward(model, cfg, [batch[i] for i in share], [learned[i] / total for i in share], pad_id)  # this worker's share of the batch mean
+    if cfg.workers > 1: value = _sum_gradients(model, [value])[0]
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    for o in opts: o.step(); o.zero_grad(set_to_none=True)
+    return value, learned
+
 def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, checkpoint_every: int = 0, keep_checkpoints: bool = False,
                 rank: int = 0):
     "The optimisation: the model, its tokenizer and the card. Worker `rank` of `cfg.workers` reads its share of every batch sorted by length."
-    import torch
     tok = tokenizer_of(cfg)
     model = make_model(cfg, tok)
     opts = make_optimizers(cfg, model)
@@ -294,15 +307,7 @@ def _train_loop(cfg: TrainConfig, out: Path, progress: bool, log_every: int, che
         batch, items, dropped = next(batches)
         steps_seen += [it['steps'] for it in items]
         kept += [(it['steps'], len(ex[0])) for it, ex in zip(items, batch)]; skipped += dropped  # the card's record of what was trained on
-        learned = [_learned(ex) for ex in batch]  # counted once: this worker's share of the loss, and the card's trace tokens
-        by_length = sorted(range(len(batch)), key=lambda i: len(batch[i][0]))
-        share = by_length[rank::cfg.workers]  # every worker a share of short and long examples: balanced, little padding
-        for g in (g for o in opts for g in o.param_groups): g['lr'] = lr_at(cfg, step)
-        total = sum(learned)
-        value = _backward(model, cfg, [batch[i] for i in share], [learned[i] / total for i in share], tok.pad_token_id)  # this worker's share of the batch mean
-        if cfg.workers > 1: value = _sum_gradients(model, [value])[0]
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        for o in opts: o.step(); o.zero_grad(set_to_none=True)
+        value, learned = _step(model, opts, cfg, batch, step, tok.pad_token_id, rank)
         losses.append(value); programs += len(batch)
         tokens += sum(len(x) for x, _ in batch); answer_tokens += sum(learned)  # an example's first label is never learned (it starts with the prompt)
         if step % log_every == 0 or step == cfg.steps - 1:
