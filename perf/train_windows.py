@@ -39,6 +39,7 @@ def main(argv=None):
     ap.add_argument('--set', action='append', default=[], metavar='FIELD=VALUE', help="a TrainConfig field over the preset (repeatable), e.g. pad_to=1")
     a = ap.parse_args(argv)
     cfg = machine_config(with_fields(get_train_preset(a.preset, small=False), a.set))
+    if cfg.workers != 1: ap.error(f"times the loop in one process: workers must be 1, not {cfg.workers} (l0kit train runs the workers)")
     load0 = os.getloadavg()
     print(f"{cfg.name}: {cfg.dtype}, pad_to {cfg.pad_to}, batch {cfg.batch_size} in passes of {cfg.micro_batch}, {cfg.threads} thread(s); {a.steps} steps", flush=True)
     for first, per_step, rate, gb in windows(cfg, a.steps, a.window):

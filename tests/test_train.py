@@ -248,6 +248,8 @@ def test_train_windows_times_each_window_of_the_loop():
     assert r.returncode == 0, r.stderr[-2000:]
     assert 'float32, pad_to 1, batch 2 in passes of 2' in r.stdout
     assert [l.split(':')[0] for l in r.stdout.splitlines() if l.startswith('steps ')] == ['steps 0-2', 'steps 2-4']
+    r = subprocess.run([sys.executable, str(script), '--preset', 'quick', '--steps', '2', *tiny, '--set', 'workers=2'], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2 and 'workers must be 1, not 2' in r.stderr and 'steps 0-' not in r.stdout  # one process: refused before any step
 
 def test_dtype_auto_is_decided_when_training_starts_and_recorded(tmp_path):
     "`dtype: auto` trains in bfloat16 where /proc/cpuinfo names AVX512-BF16 or AMX, float32 elsewhere, and the card says which ran (never 'auto')."

@@ -62,9 +62,10 @@ def trace_alphabet(max_lines: int = 64, kind: str = 'pieces') -> list[str]:
              *(t.value for alts in g.rules.values() for alt in alts for t in alt if t.kind == 'terminal'),
              *(w for k in g.rules if g.is_pool(k) for w in g.pool(k))]
     words = sorted({w for t in texts for w in re.findall(r"[A-Za-z_]+", t)})
+    extra = {'phrases': prompt_phrases() + CODE_PIECES, 'numbers': [f'{i:02d}' for i in range(100)]}  # the pieces a cut adds to `words`, after them: `words`' ids kept
     pieces = [f"L{i}" for i in range(1, max_lines + 1)] + list('0123456789') + sorted(set(r"""!"#$%&'()*+,-./:;<=>?@[\]^`{|}~""")) \
              + ['    ', ' ', '\n', '\t'] + words + (['```'] + [' ' + w for w in words] if kind != 'pieces' else []) \
-             + {'phrases': lambda: prompt_phrases() + CODE_PIECES, 'numbers': lambda: [f'{i:02d}' for i in range(100)]}.get(kind, list)()  # each cut keeps the ids of `words`
+             + extra.get(kind, [])
     return SPECIALS + list(dict.fromkeys(pieces))  # each piece once, first place kept
 
 # %% ../../nbs/70_organism_data.ipynb #685afea6
