@@ -437,7 +437,7 @@ def test_a_full_disk_counts_the_lines_on_disk(tmp_path, l0_data, delay):
     run_eval(get_benchmark('l0'), Hooked(lambda c: None), get_benchmark('l0').load(l0_data, 'short')[:1], first, RunConfig(voters=1), progress=False)
     one = len((first / 'responses.jsonl').read_bytes())  # about one record
     r = subprocess.run([sys.executable, '-c', FULL_DISK, str(l0_data), str(tmp_path / 'run'), str(int(3.5 * one)), str(delay)], cwd=ROOT,
-                       capture_output=True, text=True, env={**os.environ, 'PYTHONPATH': str(ROOT)})
+                       capture_output=True, text=True, env={**os.environ, 'PYTHONPATH': str(ROOT)}, timeout=600)
     f = tmp_path / 'run' / 'responses.jsonl'
     lines = f.read_bytes().count(b'\n')  # counted here, independently of the kit
     assert 'File too large' in r.stdout and f'; {lines} new responses are saved in' in r.stdout, (r.stdout, r.stderr[-2000:])
@@ -445,6 +445,29 @@ def test_a_full_disk_counts_the_lines_on_disk(tmp_path, l0_data, delay):
     s = run_eval(get_benchmark('l0'), Hooked(lambda c: None), get_benchmark('l0').load(l0_data, 'short'), tmp_path / 'run', RunConfig(voters=3),
                  progress=False)  # the same run goes on: the torn line set aside, every pair answered once
     assert s['complete'] == 12 and len(read_records(tmp_path / 'run').records) == 12
+
+
+def test_a_write_that_fails_while_flush_waits_ends_the_flush(tmp_path):
+    """A write that fails while `flush` waits for it (a full disk under a conversation's turns, which the runner flushes
+    before the response that ends them) raises in `flush`: the writer wakes it. Bug seen: the wake-up lost in a comment,
+    so `flush` waited forever once it had begun to wait before the error."""
+    import threading
+    from l0kit.runs.format import Record, RecordWriter, RunError
+    w = RecordWriter(tmp_path)
+    class Full:  # the file as a full disk makes it: the write fails, but only after `flush` has begun to wait
+        def write(self, data): time.sleep(0.5); raise OSError(28, 'No space left on device')
+        def __getattr__(self, name): return getattr(real, name)
+    real, w.fh = w.fh, Full()
+    w.add([Record(id='a', voter=0, response='x', split='demo')])
+    got = []
+    def flush():
+        try: w.flush(); got.append('returned')
+        except RunError as e: got.append(str(e))
+    t = threading.Thread(target=flush, daemon=True); t.start(); t.join(20)
+    assert not t.is_alive(), "flush still waits 20 s after the write failed"
+    assert got == [f"cannot write {tmp_path / 'responses.jsonl'} ([Errno 28] No space left on device)"]
+    with pytest.raises(RunError, match='No space left on device'): w.close()
+
 
 
 def load_slow(arg: str = '', **options):

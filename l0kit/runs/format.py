@@ -298,7 +298,7 @@ class RecordWriter:
                 data, n, self.buf = b''.join(self.buf), self.queued - self.saved, []
             try: self.fh.write(data); self.fh.flush(); os.fsync(self.fh.fileno())
             except OSError as e:
-                with self.cond: self.error = RunError(f"cannot write {self.path} ({e})")  # what is saved is counted on disk by the caller; self.cond.notify_all()
+                with self.cond: self.error = RunError(f"cannot write {self.path} ({e})"); self.cond.notify_all()  # a `flush` waiting ends; what is saved is counted on disk by the caller
                 return
             with self.cond: self.saved += n; self.commits += 1; self.cond.notify_all()
 
