@@ -27,7 +27,17 @@ workers="${TEST_WORKERS:-$(python -c 'import os; print(len(os.sched_getaffinity(
 # two workers each spinning two threads on two cores took the slowest notebooks 1.6x longer. Not beside pytest: the two
 # side by side took longer than one after the other (pytest 618 s against 426 s; docs/performance.md)
 OMP_NUM_THREADS=1 nbdev-test --n-workers "$workers" --timing
-python -m pytest -q -n "$workers" --dist loadscope -m "not serial" --durations=15 "$@"
-rc=0; python -m pytest -q -m serial "$@" || rc=$?
+# pytest ends a test that waits past 600 s (pyproject.toml); a hang that no signal ends ends the whole part here, after
+# TEST_TIMEOUT seconds (default 2400: the part takes 6 minutes on 2 cores), with every thread's stack printed at 660 s.
+# Unbuffered, so that a log cut short shows how far the run got
+export PYTHONUNBUFFERED=1
+bounded() {
+  local rc=0
+  if command -v timeout >/dev/null; then timeout --kill-after=30 "${TEST_TIMEOUT:-2400}" "$@" || rc=$?; else "$@" || rc=$?; fi
+  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then echo "FAIL: $* ran past TEST_TIMEOUT=${TEST_TIMEOUT:-2400} s and was ended" >&2; fi
+  return "$rc"
+}
+bounded python -m pytest -q -n "$workers" --dist loadscope -m "not serial" --durations=15 "$@"
+rc=0; bounded python -m pytest -q -m serial "$@" || rc=$?
 [ "$rc" = 5 ] && rc=0  # 5: the arguments given select no serial test
 exit "$rc"

@@ -86,10 +86,10 @@ def docs_site(tmp_path_factory) -> Path:
     about a minute): under pytest-xdist the first worker to ask builds it, under a lock, and the others wait for it."""
     from filelock import FileLock
     out = shared_tmp(tmp_path_factory) / 'docs-site'
-    with FileLock(f'{out}.lock'):
+    with FileLock(f'{out}.lock', timeout=900):  # a build that never ends fails the build's test and then this wait
         if not (out / 'index.html').exists():
             building = out.with_name('docs-site.partial')  # a failed or killed build never passes for a site
-            r = subprocess.run(['bash', str(ROOT / 'scripts' / 'docs.sh'), str(building)], capture_output=True, text=True, cwd=ROOT)
+            r = subprocess.run(['bash', str(ROOT / 'scripts' / 'docs.sh'), str(building)], capture_output=True, text=True, cwd=ROOT, timeout=540)
             assert r.returncode == 0, r.stderr[-3000:]
             building.rename(out)
     return out

@@ -1,6 +1,6 @@
 """Under CI=true nothing skips (issue 34): `importorskip`, `skipif`, `pytest.skip` and a module skipped at import fail,
 naming what is missing, and the `slow` / `model` tests run without --runslow; outside CI they skip as before."""
-import os, subprocess, sys, textwrap
+import os, subprocess, sys, textwrap, time
 from conftest import ROOT
 
 CASES = textwrap.dedent('''
@@ -48,3 +48,15 @@ def test_skips_stay_skips_outside_ci(tmp_path):
     code, out = run_cases(tmp_path, ci=False)
     assert code == 0 and '1 passed, 5 skipped, 1 xfailed' in out.strip().splitlines()[-1], out[-3000:]
 
+
+
+def test_a_test_that_waits_forever_fails_saying_where_it_waited(tmp_path, pytestconfig):
+    """No test hangs the run (a CI run once waited 90 minutes): the kit's pytest configuration bounds every test
+    (pytest-timeout, 600 s, by SIGALRM), and a test blocked on a read that never returns fails with the line it waited on."""
+    assert (pytestconfig.getini('timeout'), pytestconfig.getini('timeout_method')) == ('600', 'signal')
+    (tmp_path / 'test_wait.py').write_text("import os\ndef test_wait():\n    r, w = os.pipe()\n    os.read(r, 1)  # nothing ever comes\n")
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', '-c', str(ROOT / 'pyproject.toml'), '--rootdir',
+                        str(tmp_path), '-o', 'timeout=2', str(tmp_path / 'test_wait.py')], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and 'Failed: Timeout' in r.stdout and 'os.read(r, 1)  # nothing ever comes' in r.stdout, r.stdout[-3000:]
+    assert time.perf_counter() - t0 < 60

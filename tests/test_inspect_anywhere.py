@@ -13,7 +13,7 @@ API_RUN = """
 import json, sys
 from inspect_ai import eval as inspect_eval
 log = inspect_eval('l0kit/procbench', task_args={'data': sys.argv[1], 'split': 'short', 'limit': 4}, model='openai-api/local/sim',
-                   log_dir=sys.argv[2], display='none')[0]
+                   log_dir=sys.argv[2], display='none', max_retries=2, timeout=120)[0]  # bounded: Inspect retries without end by default
 print(json.dumps({'location': log.location, 'status': log.status}))
 """
 
@@ -62,7 +62,7 @@ def test_python_api_finds_the_tasks(tmp_path, served, where):
         if where == 'egg-info': fake_egg_info(cwd)
         if where == 'installed': editable_dist_info(tmp_path / 'site'); path = f"{tmp_path / 'site'}{os.pathsep}{ROOT}"
     env = os.environ | {'PYTHONPATH': path, 'LOCAL_BASE_URL': url, 'LOCAL_API_KEY': 'none'}
-    r = subprocess.run([sys.executable, '-c', API_RUN, str(data), str(tmp_path / 'logs')], cwd=cwd, env=env, capture_output=True, text=True)
+    r = subprocess.run([sys.executable, '-c', API_RUN, str(data), str(tmp_path / 'logs')], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     check_log(json.loads(r.stdout.strip().splitlines()[-1])['location'], items)
 
@@ -73,7 +73,8 @@ def test_inspect_command_finds_the_tasks(tmp_path, served, where):
     env = os.environ | {'PYTHONPATH': str(ROOT), 'LOCAL_BASE_URL': url, 'LOCAL_API_KEY': 'none'}
     inspect = Path(sys.executable).parent / 'inspect'
     r = subprocess.run([str(inspect), 'eval', 'l0kit/procbench', '--model', 'openai-api/local/sim', '-T', f'data={data}', '-T', 'split=short',
-                        '-T', 'limit=4', '--log-dir', str(tmp_path / 'logs'), '--display', 'none'], cwd=cwd, env=env, capture_output=True, text=True)
+                        '-T', 'limit=4', '--log-dir', str(tmp_path / 'logs'), '--display', 'none', '--max-retries', '2', '--timeout', '120'],
+                       cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     logs = sorted((tmp_path / 'logs').glob('*.eval'))
     assert len(logs) == 1

@@ -121,7 +121,8 @@ def llama_server():
     gguf, _ = smollm2_gguf()
     port, log = _free_port(), tempfile.TemporaryFile()  # a file, not a pipe: a full pipe would stop the server
     proc = subprocess.Popen([sys.executable, '-m', 'llama_cpp.server', '--model', str(gguf), '--host', '127.0.0.1', '--port', str(port),
-                             '--n_ctx', '4096', '--n_threads', '1', '--seed', '0', '--verbose', 'false'], stdout=log, stderr=log)
+                             '--n_ctx', '4096', '--n_threads', '1', '--n_threads_batch', '1', '--seed', '0', '--verbose', 'false'],
+                            stdout=log, stderr=log)  # batch threads default to every CPU of the machine, not the worker's one
     url = f'http://127.0.0.1:{port}/v1'
     tail = lambda: (log.seek(0), log.read().decode(errors='replace')[-1500:])[1]
     try:

@@ -2,7 +2,7 @@
 (a pipe, standard library only). Needs Debian's `chromium` (`apt-get install -y chromium`, which `.ci/run` does).
 
 Measure a page: `python tests/test_view.py PAGE.html [PAGE.html ...]` prints its size, load and first-draw times."""
-import base64, fcntl, json, os, re, shutil, subprocess, sys, tempfile, time
+import base64, fcntl, json, os, re, select, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
 import pytest
 
@@ -41,7 +41,8 @@ class Browser:
     def _read(self, timeout=60) -> dict:
         end = time.time() + timeout
         while b'\0' not in self._buf:
-            if time.time() > end: raise TimeoutError('Chromium did not answer')
+            left = end - time.time()  # a read only once there is something to read: os.read alone would wait forever
+            if left <= 0 or not select.select([self._r], [], [], left)[0]: raise TimeoutError(f'Chromium did not answer in {timeout} s')
             chunk = os.read(self._r, 1 << 20)
             if not chunk: raise RuntimeError('Chromium closed the pipe')
             self._buf += chunk
@@ -95,6 +96,17 @@ class Browser:
         except subprocess.TimeoutExpired: self.proc.kill()
         os.close(self._r); os.close(self._w)
         shutil.rmtree(self.profile, ignore_errors=True)
+
+
+def test_browser_read_ends_at_its_timeout_when_chromium_says_nothing():
+    "A Chromium that is alive but silent is a TimeoutError after the read's timeout, never a wait without end (a CI run hung)."
+    b, (r, w) = Browser.__new__(Browser), os.pipe()
+    b._r, b._buf = r, b'{"id": 1'  # half a message, and then nothing
+    t0 = time.perf_counter()
+    try:
+        with pytest.raises(TimeoutError, match='did not answer in 0.5 s'): b._read(timeout=0.5)
+    finally: os.close(r); os.close(w)
+    assert 0.4 < time.perf_counter() - t0 < 10
 
 
 @pytest.fixture(scope='module')

@@ -368,7 +368,10 @@ def _train_workers(cfg: TrainConfig, out: Path, progress: bool, log_every: int, 
         finally:
             for p in procs:
                 if p.poll() is None: p.terminate()
-            for p in procs: p.wait(); p.stdin.close()
+            for p in procs:  # a worker that does not end on SIGTERM within 30 s (stuck in a collective) is killed
+                try: p.wait(30)
+                except subprocess.TimeoutExpired: p.kill(); p.wait()
+                p.stdin.close()
             for t in relays: t.join(5)
         errors = [json.loads(Path(d, f'error{r}').read_text()) for r, p in enumerate(procs) if p.returncode == 2 and Path(d, f'error{r}').exists()]
         if errors: raise _RELAYED[errors[0][0]](errors[0][1])
