@@ -28,13 +28,19 @@ workers="${TEST_WORKERS:-$(python -c 'import os; print(len(os.sched_getaffinity(
 # side by side took longer than one after the other (pytest 618 s against 426 s; docs/performance.md)
 OMP_NUM_THREADS=1 nbdev-test --n-workers "$workers" --timing
 # pytest ends a test that waits past 600 s (pyproject.toml); a hang that no signal ends ends the whole part here, after
-# TEST_TIMEOUT seconds (default 2400: the part takes 6 minutes on 2 cores), with every thread's stack printed at 660 s.
-# Unbuffered, so that a log cut short shows how far the run got
+# TEST_TIMEOUT seconds (default 2400: the part takes 6 minutes on 2 cores): SIGUSR1 first, on which pytest and its workers
+# print every thread's stack (tests/conftest.py; each process into a file of its own, printed here), then SIGKILL 10 s
+# later. Unbuffered, so that a log cut short shows how far the run got
 export PYTHONUNBUFFERED=1
 bounded() {
-  local rc=0
-  if command -v timeout >/dev/null; then timeout --kill-after=30 "${TEST_TIMEOUT:-2400}" "$@" || rc=$?; else "$@" || rc=$?; fi
-  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then echo "FAIL: $* ran past TEST_TIMEOUT=${TEST_TIMEOUT:-2400} s and was ended" >&2; fi
+  local rc=0 f
+  export L0KIT_TEST_STACKS; L0KIT_TEST_STACKS="$(mktemp -d)"
+  if command -v timeout >/dev/null; then timeout --signal=USR1 --kill-after=10 "${TEST_TIMEOUT:-2400}" "$@" || rc=$?; else "$@" || rc=$?; fi
+  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+    echo "FAIL: $* ran past TEST_TIMEOUT=${TEST_TIMEOUT:-2400} s and was ended; where each process was:" >&2
+    for f in "$L0KIT_TEST_STACKS"/*.txt; do [ -s "$f" ] && { echo "--- $(basename "$f" .txt)"; cat "$f"; } >&2; done
+  fi
+  rm -rf "$L0KIT_TEST_STACKS"
   return "$rc"
 }
 bounded python -m pytest -q -n "$workers" --dist loadscope -m "not serial" --durations=15 "$@"

@@ -1,4 +1,4 @@
-import importlib.util, os, subprocess
+import faulthandler, importlib.util, os, signal, subprocess, sys
 from pathlib import Path
 import pytest
 
@@ -12,11 +12,22 @@ def worker_cpus(cpus: list, worker: str, workers: int) -> list:
     "The CPUs of one of `workers` pytest-xdist workers: every `workers`-th of `cpus`, so that the workers share none."
     return cpus[int(worker.removeprefix('gw')) % workers::workers] if 1 < workers <= len(cpus) else cpus
 
+_STACKS = []
+
+def _stacks_file():
+    "Where this process prints its threads' stacks on SIGUSR1: a file of its own in L0KIT_TEST_STACKS (scripts/test.sh prints them one after another), else standard error."
+    if not (d := os.environ.get('L0KIT_TEST_STACKS')): return sys.__stderr__
+    _STACKS.append(open(os.path.join(d, f"{WORKER or 'main'}-{os.getpid()}.txt"), 'w'))  # kept open: faulthandler writes to its descriptor
+    return _STACKS[-1]
+
 def pytest_configure(config):
     """Under `pytest -n N` each worker runs on its own CPUs, with as many threads as it has CPUs (torch, BLAS and
     llama.cpp read their thread counts from the CPUs a process may use): N workers whose models each start a thread per
     core of the machine would ask for N times its cores, and llama.cpp's spinning threads slow down many times under that.
-    Tests that need the whole machine are marked `serial` and run after the parallel part (scripts/test.sh)."""
+    Tests that need the whole machine are marked `serial` and run after the parallel part (scripts/test.sh).
+    SIGUSR1 prints the stack of every thread (the main process and each worker), which scripts/test.sh sends to a run
+    that has gone past its time before it ends it: a hang outside any test (a worker starting) still says where."""
+    if hasattr(signal, 'SIGUSR1'): faulthandler.register(signal.SIGUSR1, file=_stacks_file(), all_threads=True)
     if not WORKER or not hasattr(os, 'sched_setaffinity'): return
     mine = worker_cpus(sorted(os.sched_getaffinity(0)), WORKER, int(os.environ.get('PYTEST_XDIST_WORKER_COUNT', '1')))
     os.sched_setaffinity(0, mine)

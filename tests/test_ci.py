@@ -1,6 +1,6 @@
 """Under CI=true nothing skips (issue 34): `importorskip`, `skipif`, `pytest.skip` and a module skipped at import fail,
 naming what is missing, and the `slow` / `model` tests run without --runslow; outside CI they skip as before."""
-import os, subprocess, sys, textwrap, time
+import os, re, subprocess, sys, textwrap, time
 from conftest import ROOT
 
 CASES = textwrap.dedent('''
@@ -59,4 +59,22 @@ def test_a_test_that_waits_forever_fails_saying_where_it_waited(tmp_path, pytest
     r = subprocess.run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', '-c', str(ROOT / 'pyproject.toml'), '--rootdir',
                         str(tmp_path), '-o', 'timeout=2', str(tmp_path / 'test_wait.py')], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and 'Failed: Timeout' in r.stdout and 'os.read(r, 1)  # nothing ever comes' in r.stdout, r.stdout[-3000:]
+    assert time.perf_counter() - t0 < 60
+
+
+def test_a_run_past_its_time_is_ended_saying_where_each_process_waited(tmp_path):
+    """scripts/test.sh's `bounded` ends a pytest run past TEST_TIMEOUT (a hang no test's own limit ends: here SIGALRM is
+    blocked) and prints where it waited: the kit's conftest makes SIGUSR1 print every thread's stack into a file."""
+    (tmp_path / 'conftest.py').write_text(  # the kit's pytest_configure, which registers the SIGUSR1 dump
+        "import importlib.util\n"
+        f"spec = importlib.util.spec_from_file_location('kit_conftest', {str(ROOT / 'tests' / 'conftest.py')!r})\n"
+        "kit = importlib.util.module_from_spec(spec); spec.loader.exec_module(kit)\npytest_configure = kit.pytest_configure\n")
+    (tmp_path / 'test_wait.py').write_text("import os, signal\ndef test_wait():\n    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])\n"
+                                           "    r, w = os.pipe()\n    os.read(r, 1)  # nothing ever comes\n")
+    bounded = re.search(r'^bounded\(\) \{.*?^\}$', (ROOT / 'scripts' / 'test.sh').read_text(), re.S | re.M).group(0)
+    t0 = time.perf_counter()
+    r = subprocess.run(['bash', '-c', f'set -euo pipefail\n{bounded}\nTEST_TIMEOUT=3 bounded {sys.executable} -m pytest -q -p no:cacheprovider test_wait.py'],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r.returncode in (124, 137) and 'ran past TEST_TIMEOUT=3 s and was ended' in r.stderr, (r.returncode, r.stderr[-3000:])
+    assert '--- main-' in r.stderr and 'test_wait.py", line 5 in test_wait' in r.stderr, r.stderr[-3000:]
     assert time.perf_counter() - t0 < 60

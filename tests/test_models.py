@@ -128,7 +128,8 @@ def llama_server():
     try:
         for _ in range(480):
             try:
-                if requests.get(url + '/models', timeout=1).status_code == 200: break
+                r = requests.get(url + '/models', timeout=1)  # this server's answer: the port, free when chosen, may be another's now
+                if r.status_code == 200 and Path(gguf).name in r.text: break
             except requests.RequestException: pass
             if proc.poll() is not None: pytest.fail(f"the llama.cpp server exited at start: {tail()}")
             time.sleep(0.25)

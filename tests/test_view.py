@@ -29,6 +29,10 @@ class Browser:
         self.profile = tempfile.mkdtemp(prefix='l0kit-chromium-')
         self.proc = subprocess.Popen([chromium_path(), '--headless', '--no-sandbox', '--disable-gpu', '--remote-debugging-pipe',
                                       '--no-first-run', f'--user-data-dir={self.profile}', '--allow-file-access-from-files',
+                                      # fewer calls home (updates, hints, extensions; it still looks up two Google hosts at start, and waits for neither)
+                                      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+                                      '--disable-default-apps', '--disable-extensions', '--disable-component-extensions-with-background-pages',
+                                      '--disable-domain-reliability', '--disable-features=OptimizationHints,MediaRouter',
                                       f'--window-size={width},{height}', 'about:blank'],
                                      preexec_fn=fds, pass_fds=(3, 4, to_chrome_r, from_chrome_w), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_chrome_r); os.close(from_chrome_w)
