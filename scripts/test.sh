@@ -23,14 +23,10 @@ echo "notebooks clean, package in sync"
 python -m compileall -q l0kit plugins/l0kit-sums >/dev/null
 ruff check l0kit
 workers="${TEST_WORKERS:-$(python -c 'import os; print(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)')}"
-# the notebooks on as many workers, each with one thread (torch, BLAS and llama.cpp's default all take OMP_NUM_THREADS):
-# two workers each spinning two threads on two cores took the slowest notebooks 1.6x longer. Not beside pytest: the two
-# side by side took longer than one after the other (pytest 618 s against 426 s; docs/performance.md)
-OMP_NUM_THREADS=1 nbdev-test --n-workers "$workers" --timing
-# pytest ends a test that waits past 600 s (pyproject.toml); a hang that no signal ends ends the whole part here, after
-# TEST_TIMEOUT seconds (default 2400: the part takes 6 minutes on 2 cores): SIGUSR1 first, on which pytest and its workers
-# print every thread's stack (tests/conftest.py; each process into a file of its own, printed here), then SIGKILL 10 s
-# later. Unbuffered, so that a log cut short shows how far the run got
+# pytest ends a test that waits past 600 s (pyproject.toml); a hang that no signal ends ends the whole part here (the
+# notebooks too) after TEST_TIMEOUT seconds (default 2400: each part takes 3-6 minutes on 2 cores): SIGUSR1 first, on
+# which pytest and its workers print every thread's stack (tests/conftest.py; each process into a file of its own,
+# printed here), then SIGKILL 10 s later. Unbuffered, so that a log cut short shows how far the run got
 export PYTHONUNBUFFERED=1
 bounded() {
   local rc=0 f
@@ -43,6 +39,10 @@ bounded() {
   rm -rf "$L0KIT_TEST_STACKS"
   return "$rc"
 }
+# the notebooks on as many workers, each with one thread (torch, BLAS and llama.cpp's default all take OMP_NUM_THREADS):
+# two workers each spinning two threads on two cores took the slowest notebooks 1.6x longer. Not beside pytest: the two
+# side by side took longer than one after the other (pytest 618 s against 426 s; docs/performance.md)
+OMP_NUM_THREADS=1 bounded nbdev-test --n-workers "$workers" --timing
 bounded python -m pytest -q -n "$workers" --dist loadscope -m "not serial" --durations=15 "$@"
 rc=0; bounded python -m pytest -q -m serial "$@" || rc=$?
 [ "$rc" = 5 ] && rc=0  # 5: the arguments given select no serial test
