@@ -17,14 +17,18 @@ CASES = textwrap.dedent('''
 ''')
 
 
-def run_cases(tmp_path, ci: bool, files=('test_cases.py', 'test_module.py')):
-    (tmp_path / 'conftest.py').write_text(  # the kit's tests/conftest.py, loaded under another name: its hooks and option
+def kit_conftest(folder, *hooks, extra: str = ''):
+    "A conftest.py in `folder` that loads the kit's tests/conftest.py under another name and takes the `hooks` named from it."
+    (folder / 'conftest.py').write_text(
         "import importlib.util\n"
         f"spec = importlib.util.spec_from_file_location('kit_conftest', {str(ROOT / 'tests' / 'conftest.py')!r})\n"
         "kit = importlib.util.module_from_spec(spec); spec.loader.exec_module(kit)\n"
-        "pytest_addoption, pytest_collection_modifyitems = kit.pytest_addoption, kit.pytest_collection_modifyitems\n"
-        "pytest_runtest_makereport, pytest_make_collect_report = kit.pytest_runtest_makereport, kit.pytest_make_collect_report\n"
-        "def pytest_configure(config): config.addinivalue_line('markers', 'slow: slow')\n")
+        + ''.join(f"{h} = kit.{h}\n" for h in hooks) + extra)
+
+
+def run_cases(tmp_path, ci: bool, files=('test_cases.py', 'test_module.py')):
+    kit_conftest(tmp_path, 'pytest_addoption', 'pytest_collection_modifyitems', 'pytest_runtest_makereport', 'pytest_make_collect_report',
+                 extra="def pytest_configure(config): config.addinivalue_line('markers', 'slow: slow')\n")
     (tmp_path / 'test_cases.py').write_text(CASES)
     (tmp_path / 'test_module.py').write_text("import pytest\npytest.importorskip('no_such_module_l0kit')\ndef test_x(): pass\n")
     env = {k: v for k, v in os.environ.items() if k != 'CI'} | ({'CI': 'true'} if ci else {})
@@ -65,10 +69,7 @@ def test_a_test_that_waits_forever_fails_saying_where_it_waited(tmp_path, pytest
 def test_a_run_past_its_time_is_ended_saying_where_each_process_waited(tmp_path):
     """scripts/test.sh's `bounded` ends a pytest run past TEST_TIMEOUT (a hang no test's own limit ends: here SIGALRM is
     blocked) and prints where it waited: the kit's conftest makes SIGUSR1 print every thread's stack into a file."""
-    (tmp_path / 'conftest.py').write_text(  # the kit's pytest_configure, which registers the SIGUSR1 dump
-        "import importlib.util\n"
-        f"spec = importlib.util.spec_from_file_location('kit_conftest', {str(ROOT / 'tests' / 'conftest.py')!r})\n"
-        "kit = importlib.util.module_from_spec(spec); spec.loader.exec_module(kit)\npytest_configure = kit.pytest_configure\n")
+    kit_conftest(tmp_path, 'pytest_configure')  # the kit's pytest_configure, which registers the SIGUSR1 dump
     (tmp_path / 'test_wait.py').write_text("import os, signal\ndef test_wait():\n    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])\n"
                                            "    r, w = os.pipe()\n    os.read(r, 1)  # nothing ever comes\n")
     bounded = re.search(r'^bounded\(\) \{.*?^\}$', (ROOT / 'scripts' / 'test.sh').read_text(), re.S | re.M).group(0)

@@ -469,7 +469,6 @@ def test_a_write_that_fails_while_flush_waits_ends_the_flush(tmp_path):
     with pytest.raises(RunError, match='No space left on device'): w.close()
 
 
-
 def load_slow(arg: str = '', **options):
     "`slow`: the L0 simulated model, 0.2 s per pair of prompts (a model for signal tests, registered by the test itself)."
     return Hooked(lambda c: None, delay=0.2)
