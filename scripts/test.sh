@@ -26,13 +26,13 @@ workers="${TEST_WORKERS:-$(python -c 'import os; print(len(os.sched_getaffinity(
 # pytest ends a test that waits past 600 s (pyproject.toml); a hang that no signal ends ends the whole part here (the
 # notebooks too) after TEST_TIMEOUT seconds (default 2400: each part takes 3-6 minutes on 2 cores): SIGUSR1 first, on
 # which pytest and its workers print every thread's stack (tests/conftest.py; each process into a file of its own,
-# printed here), then SIGKILL 10 s later. Unbuffered, so that a log cut short shows how far the run got
+# printed here), then SIGKILL TEST_KILL_AFTER seconds later (default 10). Unbuffered, so that a log cut short shows how far the run got
 export PYTHONUNBUFFERED=1
 bounded() {
   local rc=0 f fg=()
   [ -t 0 ] && fg=(--foreground)  # at a terminal: Ctrl-C reaches the tests (timeout's own process group would not get it)
   export L0KIT_TEST_STACKS; L0KIT_TEST_STACKS="$(mktemp -d)"
-  if command -v timeout >/dev/null; then timeout ${fg[@]+"${fg[@]}"} --signal=USR1 --kill-after=10 "${TEST_TIMEOUT:-2400}" "$@" || rc=$?; else "$@" || rc=$?; fi
+  if command -v timeout >/dev/null; then timeout ${fg[@]+"${fg[@]}"} --signal=USR1 --kill-after="${TEST_KILL_AFTER:-10}" "${TEST_TIMEOUT:-2400}" "$@" || rc=$?; else "$@" || rc=$?; fi
   if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
     echo "FAIL: $* ran past TEST_TIMEOUT=${TEST_TIMEOUT:-2400} s and was ended; where each process was:" >&2
     for f in "$L0KIT_TEST_STACKS"/*.txt; do [ -s "$f" ] && { echo "--- $(basename "$f" .txt)"; cat "$f"; } >&2; done

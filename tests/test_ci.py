@@ -75,7 +75,7 @@ def test_a_run_past_its_time_is_ended_saying_where_each_process_waited(tmp_path)
     bounded = re.search(r'^bounded\(\) \{.*?^\}$', (ROOT / 'scripts' / 'test.sh').read_text(), re.S | re.M).group(0)
     t0 = time.perf_counter()
     env = {k: v for k, v in os.environ.items() if not k.startswith('PYTEST_XDIST_')}  # a plain run, also when this test runs in a worker
-    r = subprocess.run(['bash', '-c', f'set -euo pipefail\n{bounded}\nTEST_TIMEOUT=3 bounded {sys.executable} -m pytest -q -p no:cacheprovider test_wait.py'],
+    r = subprocess.run(['bash', '-c', f'set -euo pipefail\n{bounded}\nTEST_TIMEOUT=3 TEST_KILL_AFTER=2 bounded {sys.executable} -m pytest -q -p no:cacheprovider test_wait.py'],
                        cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode in (124, 137) and 'ran past TEST_TIMEOUT=3 s and was ended' in r.stderr, (r.returncode, r.stderr[-3000:])
     assert '--- main-' in r.stderr and 'test_wait.py", line 5 in test_wait' in r.stderr, r.stderr[-3000:]
