@@ -37,8 +37,11 @@ declare -A FUNCS=(
           l0kit.corebench.benchmark.xǁCoreBenchmarkǁread__* l0kit.corebench.prompts.x_output_correct__* l0kit.corebench.prompts.x_probe_correct__*"
   [runner]="l0kit.runs.runner.x_check_resume__* l0kit.runs.runner.x_pending_pairs__* l0kit.runs.runner.x_read_turns__*
             l0kit.runs.runner.x_resume_conversation__* l0kit.runs.runner.x_final_record__* l0kit.runs.runner.x_summarize_run__*"
+  [organism]="l0kit.organism.model.x_lr_at__* l0kit.organism.data.x_collate__* l0kit.organism.data.x_step_bin__* l0kit.organism.data.x_length_record__*
+              l0kit.organism.data.x__trace_spans__* l0kit.organism.data.x__learned_mask__* l0kit.organism.data.x_encode_example__*
+              l0kit.organism.train.x__learned__*"
 )
-ORDER=(scoring l0 procbench sx core runner)
+ORDER=(scoring l0 procbench sx core runner organism)
 groups=("$@"); [ ${#groups[@]} -gt 0 ] || groups=("${ORDER[@]}")
 globs=()
 for g in "${groups[@]}"; do
