@@ -113,33 +113,61 @@ def test_gguf_file_loads_through_transformers():
 def _free_port():
     s = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close(); return port
 
-@pytest.fixture(scope='module')
-def llama_server():
+def _start_llama_server(gguf, ports, tries: int = 3):
+    """A llama.cpp server of `gguf` on the first port of `ports` it can bind: (process, url, log). A port free when chosen
+    may be another worker's before the server binds it; the server then exits at start saying so, and the next port is tried."""
+    for attempt in range(tries):
+        port, log = next(ports), tempfile.TemporaryFile()  # a file, not a pipe: a full pipe would stop the server
+        proc = subprocess.Popen([sys.executable, '-m', 'llama_cpp.server', '--model', str(gguf), '--host', '127.0.0.1', '--port', str(port),
+                                 '--n_ctx', '4096', '--n_threads', '1', '--n_threads_batch', '1', '--seed', '0', '--verbose', 'false'],
+                                stdout=log, stderr=log)  # batch threads default to every CPU of the machine, not the worker's one
+        url = f'http://127.0.0.1:{port}/v1'
+        tail = lambda: (log.seek(0), log.read().decode(errors='replace')[-1500:])[1]
+        try:
+            for _ in range(480):
+                try:
+                    r = requests.get(url + '/models', timeout=1)  # this server's answer: the port may be another's
+                    if r.status_code == 200 and Path(gguf).name in r.text: return proc, url, log
+                except requests.RequestException: pass
+                if proc.poll() is not None: break
+                time.sleep(0.25)
+            else: pytest.fail(f"the llama.cpp server did not answer within 120 s: {tail()}")
+            if 'address already in use' not in tail().lower() or attempt == tries - 1:
+                pytest.fail(f"the llama.cpp server exited at start (port {port}): {tail()}")
+        except BaseException:
+            _stop(proc, log); raise
+        _stop(proc, log)
+
+def _stop(proc, log):
+    proc.terminate()
+    try: proc.wait(10)
+    except subprocess.TimeoutExpired: proc.kill(); proc.wait(10)
+    log.close()
+
+def _llama_gguf():
     if missing := missing_server_packages():
         pytest.fail(f"the llama.cpp server needs {', '.join(missing)}: run scripts/setup.sh (it installs the kit's `server` extra)")
     from l0kit.backends.hf import smollm2_gguf
-    gguf, _ = smollm2_gguf()
-    port, log = _free_port(), tempfile.TemporaryFile()  # a file, not a pipe: a full pipe would stop the server
-    proc = subprocess.Popen([sys.executable, '-m', 'llama_cpp.server', '--model', str(gguf), '--host', '127.0.0.1', '--port', str(port),
-                             '--n_ctx', '4096', '--n_threads', '1', '--n_threads_batch', '1', '--seed', '0', '--verbose', 'false'],
-                            stdout=log, stderr=log)  # batch threads default to every CPU of the machine, not the worker's one
-    url = f'http://127.0.0.1:{port}/v1'
-    tail = lambda: (log.seek(0), log.read().decode(errors='replace')[-1500:])[1]
+    return smollm2_gguf()[0]
+
+@pytest.fixture(scope='module')
+def llama_server():
+    proc, url, log = _start_llama_server(_llama_gguf(), iter(_free_port, None))
+    try: yield url
+    finally: _stop(proc, log)
+
+@pytest.mark.server
+def test_a_port_taken_before_the_server_binds_it_is_given_up_for_another():
+    "The race of `_free_port`: the port is taken between choosing it and the server binding it. The server exits saying so, and the next port is tried."
+    taken = socket.socket(); taken.bind(('127.0.0.1', 0)); taken.listen()   # another worker's server, say
+    free = _free_port()
     try:
-        for _ in range(480):
-            try:
-                r = requests.get(url + '/models', timeout=1)  # this server's answer: the port, free when chosen, may be another's now
-                if r.status_code == 200 and Path(gguf).name in r.text: break
-            except requests.RequestException: pass
-            if proc.poll() is not None: pytest.fail(f"the llama.cpp server exited at start: {tail()}")
-            time.sleep(0.25)
-        else: pytest.fail(f"the llama.cpp server did not answer within 120 s: {tail()}")
-        yield url
-    finally:
-        proc.terminate()
-        try: proc.wait(10)
-        except subprocess.TimeoutExpired: proc.kill()
-        log.close()
+        proc, url, log = _start_llama_server(_llama_gguf(), iter([taken.getsockname()[1], free]))
+        try: assert url == f'http://127.0.0.1:{free}/v1' and requests.get(url + '/models', timeout=5).status_code == 200
+        finally: _stop(proc, log)
+        with pytest.raises(pytest.fail.Exception, match='exited at start'):   # a port taken on every try: an error with the log, no wait
+            _start_llama_server(_llama_gguf(), iter([taken.getsockname()[1]] * 2), tries=2)
+    finally: taken.close()
 
 @pytest.mark.server
 def test_llama_server_chat_and_completions(llama_server):
