@@ -9,6 +9,7 @@ import l0kit
 from ..protocol.benchmark import BENCHMARKS, DEFAULT_BENCHMARK, PluginUnavailable, benchmark_class, benchmark_names, check_data_out, check_options, get_benchmark, parse_set, stamp_card
 from ..protocol.config import ConfigError, DataError, terminal_safe
 from ..protocol.models import ModelError
+from ..protocol.workers import WorkerError
 from .describe import add_defaults_epilog
 
 # %% auto #0
@@ -104,7 +105,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 # %% ../../nbs/09_cli.ipynb #5cc22e5e
-USER_ERRORS = (ConfigError, DataError, ModelError, FileNotFoundError, PermissionError, ValueError, ConnectionError, OSError)
+USER_ERRORS = (ConfigError, DataError, ModelError, WorkerError, FileNotFoundError, PermissionError, ValueError, ConnectionError, OSError)
 
 def main(argv=None) -> int:
     "Run the `l0kit` command: every user error is caught here, once, and printed as one line naming the command."

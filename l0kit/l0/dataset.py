@@ -4,12 +4,14 @@
 
 # %% ../../nbs/13_l0_dataset.ipynb #fa34cd6a
 from __future__ import annotations
-import dataclasses, gzip, io, json, math, multiprocessing as mp, random, statistics, time
+import dataclasses, gzip, io, json, math, random, statistics, time
+from contextlib import nullcontext
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from typing import Callable
 import l0kit
 from .generator import GenConfig, ProgramGenerator, sample_inputs, GenerationError
+from ..protocol.workers import worker_pool
 from ..protocol.config import ConfigError, DataError, YamlConfig, check_value, safe_name, check_fields, read_lines, open_regular, read_json_file, shown
 from .tracer import trace_program, TraceError
 from .check import check_program, check_items, ProgramRejected, RELEASE_GRAMMAR, kit_grammar
@@ -232,8 +234,7 @@ def build_dataset(cfg: L0DataConfig,
     total = sum(want.values())
     done = lambda: all(len(items[k]) >= n for k, n in want.items())
     scanned, batch = 0, 64 * max(1, workers)
-    pool = mp.get_context('fork' if 'fork' in mp.get_all_start_methods() else 'spawn').Pool(workers) if workers > 1 else None
-    try:
+    with worker_pool(workers) if workers > 1 else nullcontext() as pool:  # leaving it cancels the candidates not needed
         while not done():
             if scanned >= max_candidates:
                 counts = {k: len(v) for k, v in items.items()}
@@ -241,14 +242,12 @@ def build_dataset(cfg: L0DataConfig,
                                       "step ranges or raise max_candidates")
             rng_ = open_ranges()
             tasks = [(cfg_dict, seed, i, rng_) for i in range(scanned, scanned + batch)]
-            results = pool.imap(_work, tasks, chunksize=8) if pool else map(_work, tasks)
+            results = pool.map(_work, tasks, chunksize=8) if pool else map(_work, tasks)
             for index, cand, why in results:
                 if done(): break
                 accept(index, cand, why)
                 scanned = index + 1
                 if progress: progress(sum(len(v) for v in items.values()), total, scanned)
-    finally:
-        if pool: pool.terminate()
     elapsed = time.perf_counter() - t0
     card = dataset_card(cfg, seed, items, dict(stats, scanned=scanned), elapsed)
     return items, card

@@ -5,7 +5,6 @@
 # %% ../../nbs/23_procbench_dataset.ipynb #8b50cebb
 from __future__ import annotations
 import io, json, platform, random
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -14,6 +13,7 @@ from .tasks import TASKS, ProcBenchError, Task, get_task, length_bin
 from .sentences import sentence_source
 from .metrics import states_equal
 from ..protocol.config import YamlConfig, check_value, open_regular, read_lines
+from ..protocol.workers import worker_pool
 
 # %% auto #0
 __all__ = ['MAX_DATA_CHARS', 'SPLITS', 'ProcBenchDataConfig', 'make_prompt', 'item_rng', 'generate_item', 'generate_dataset',
@@ -85,7 +85,7 @@ def generate_dataset(config: ProcBenchDataConfig | None = None,  # the layout; t
     args = (config.seed, config.examples_per_length, config.min_length)
     if workers <= 1: return _generate_chunk((plan, *args))
     chunks = [plan[i::workers * 4] for i in range(workers * 4)]
-    with ProcessPoolExecutor(workers) as ex: parts = list(ex.map(_generate_chunk, [(c, *args) for c in chunks]))
+    with worker_pool(workers) as ex: parts = list(ex.map(_generate_chunk, [(c, *args) for c in chunks]))
     order = {key: i for i, key in enumerate(plan)}
     return sorted((it for part in parts for it in part), key=lambda it: order[(it["task"], it["n"], _k(it, config))])
 

@@ -5,7 +5,6 @@
 # %% ../../nbs/33_sx_data.ipynb #e199de81
 from __future__ import annotations
 import ast, json, random, time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, asdict, KW_ONLY
 from pathlib import Path
 import pandas as pd
@@ -16,6 +15,7 @@ from .stepcount import SEMANTICS_VERSION, instrument, instrument_functions
 from .atomic import random_value
 from .compose import Composite, GenerationError, KINDS, compose
 from ..protocol.config import YamlConfig, check_fields, check_value, safe_name, ConfigError
+from ..protocol.workers import worker_pool
 
 # %% auto #0
 __all__ = ['CASES_HARNESS', 'TABLE2_COLUMNS', 'SUBSET_TITLES', 'PAPER_TABLE_2', 'run_cases', 'corrupt', 'SubsetConfig',
@@ -269,7 +269,7 @@ def generate_subset(cfg: SXDataConfig,  # the data set's configuration
         with Sandbox(cfg.timeout_s, cfg.memory_mb, hash_seed=0, trusted=True) as s0, Sandbox(cfg.timeout_s, cfg.memory_mb, hash_seed=1, trusted=True) as s1:
             return [generate_sample(cfg, subset, i, (s0, s1), k) for i, k in enumerate(plan)]
     jobs = [(cfg.to_dict(), subset, i, k) for i, k in enumerate(plan)]
-    with ProcessPoolExecutor(workers) as ex: return list(ex.map(_pool_sample, jobs, chunksize=4))
+    with worker_pool(workers) as ex: return list(ex.map(_pool_sample, jobs, chunksize=4))
 
 # %% ../../nbs/33_sx_data.ipynb #c8b46a04
 TABLE2_COLUMNS = ['Subset', 'Total Samples', 'Avg. Tests', 'Avg. Funcs', 'Avg. Steps', 'Sequential', 'Loop', 'Selective']
