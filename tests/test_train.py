@@ -251,6 +251,31 @@ def test_train_windows_times_each_window_of_the_loop():
     r = subprocess.run([sys.executable, str(script), '--preset', 'quick', '--steps', '2', *tiny, '--set', 'workers=2'], capture_output=True, text=True, timeout=600)
     assert r.returncode == 2 and 'workers must be 1, not 2' in r.stderr and 'steps 0-' not in r.stdout  # one process: refused before any step
 
+def test_train_packing_packs_rows_whose_examples_see_only_themselves():
+    "`perf/train_packing.py`: with Llama (no convolutions) the packed rows' loss is the padded passes' loss to rounding, so the speed it compares is of the same sums."
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[1] / 'perf' / 'train_packing.py'
+    tiny = [a for kv in ('hidden_size=32', 'layers=2', 'heads=2', 'intermediate_size=64', 'batch_size=4', 'micro_batch=2', 'arch=llama', 'dtype=float32') for a in ('--set', kv)]
+    r = subprocess.run([sys.executable, str(script), '--preset', 'quick', '--steps', '2', '--repeats', '1', *tiny], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    losses = {l.split(': ')[1].split()[0]: float(l.split('mean loss ')[1].rstrip(')')) for l in r.stdout.splitlines() if 'mean loss' in l}
+    assert set(losses) == {'padded', 'packed'} and abs(losses['packed'] - losses['padded']) < 1e-5, r.stdout
+    assert 'packed rows of 2048 read' in r.stdout and 'packed / padded time:' in r.stdout
+
+def test_first_fit_fills_rows_in_order_of_length():
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location('train_packing', Path(__file__).resolve().parents[1] / 'perf' / 'train_packing.py')
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'perf'))
+    try: mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+    finally: sys.path.remove(str(Path(__file__).resolve().parents[1] / 'perf'))
+    ex = lambda n: ([7] * n, [-100] * n)
+    rows = mod.first_fit([ex(3), ex(6), ex(5), ex(2)], 8)   # longest first: 6, 5, 3, 2
+    assert [[len(x) for x, _ in row] for row in rows] == [[6, 2], [5, 3]]
+    ids, labels, pos = mod.packed_row([([1, 2, 3], [-100, 2, 3]), ([4, 5], [-100, 5])], 7, 0)
+    assert ids.tolist() == [[1, 2, 3, 4, 5, 0, 0]] and labels.tolist() == [[-100, 2, 3, -100, 5, -100, -100]]
+    assert pos.tolist() == [[0, 1, 2, 0, 1, 2, 3]]   # each example from 0; the pad goes on from the last
+
 def test_dtype_auto_is_decided_when_training_starts_and_recorded(tmp_path):
     "`dtype: auto` trains in bfloat16 where /proc/cpuinfo names AVX512-BF16 or AMX, float32 elsewhere, and the card says which ran (never 'auto')."
     import dataclasses, re

@@ -270,9 +270,10 @@ def _backward(model, cfg: TrainConfig, mine: list, weights: list, pad_id: int) -
         longest = max(len(ids) for ids, _ in part)
         if longest > cfg.context: raise ConfigError(f"a training example has {longest} tokens, more than the context {cfg.context}")
         ids, _, labels = collate(part, pad_id, cfg.pad_to if -(-longest // cfg.pad_to) * cfg.pad_to <= cfg.context else 1)  # never padded past the context
-        # right padding under a causal mask: no real token sees a pad, so no attention mask is needed (and the faster causal kernel runs)
+        # right padding under a causal mask: no real token sees a pad, so no attention mask is needed (and the faster causal kernel runs);
+        # no cache: a model's config asks for one, and in training it only stores every layer's keys, values and convolution states
         with torch.autocast('cpu', dtype=torch.bfloat16, enabled=cfg.dtype == 'bfloat16'):
-            loss = model(input_ids=ids, labels=labels).loss.float() * sum(weights[at:at + cfg.micro_batch])
+            loss = model(input_ids=ids, labels=labels, use_cache=False).loss.float() * sum(weights[at:at + cfg.micro_batch])
         loss.backward(); total += loss.item()
     return total
 
