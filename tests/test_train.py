@@ -2,6 +2,7 @@
 from (config, seed); the saved folder loads through the `hf:` backend; `l0kit eval` runs on it on a ladder split through
 the command line; the ladder preset has growing step ranges. Accuracy goals are measured by commands, not asserted here."""
 import json, os, subprocess, sys
+from pathlib import Path
 import pytest
 
 pytest.importorskip('transformers')
@@ -229,46 +230,44 @@ def test_a_card_without_the_record_still_loads_and_says_not_recorded(organism, t
     assert load_card(tmp_path)['name'] == old['name']
     assert 'not recorded' in model_card(old) and '## What it trained on' in model_card(old)
 
+PERF = Path(__file__).resolve().parents[1] / 'perf'
+
+def _tiny(*extra) -> list[str]:
+    "`--set` arguments of a model small enough for a test, over the preset."
+    return [a for kv in ('hidden_size=32', 'layers=2', 'heads=2', 'intermediate_size=64', *extra) for a in ('--set', kv)]
+
+def _perf(script: str, *args):
+    return subprocess.run([sys.executable, str(PERF / script), *args], capture_output=True, text=True, timeout=600)
+
 def test_train_speed_with_no_prompts_times_training_only():
     "`perf/train_speed.py --prompts 0` prints the training line and no evaluation (it divided by the zero prompts)."
-    from pathlib import Path
-    script = Path(__file__).resolve().parents[1] / 'perf' / 'train_speed.py'
-    tiny = [a for kv in ('hidden_size=32', 'layers=2', 'heads=2', 'intermediate_size=64', 'batch_size=2', 'micro_batch=2') for a in ('--set', kv)]
-    r = subprocess.run([sys.executable, str(script), '--preset', 'quick', '--steps', '2', '--prompts', '0', *tiny],
-                       capture_output=True, text=True, timeout=600)
+    r = _perf('train_speed.py', '--preset', 'quick', '--steps', '2', '--prompts', '0', *_tiny('batch_size=2', 'micro_batch=2'))
     assert r.returncode == 0, r.stderr[-2000:]
     assert 'training (quick: ' in r.stdout and 'evaluation (' not in r.stdout and 'load average before' in r.stdout
 
 def test_train_windows_times_each_window_of_the_loop():
     "`perf/train_windows.py` prints one line a window of steps (time, tokens, memory) for the config as set over the preset."
-    from pathlib import Path
-    script = Path(__file__).resolve().parents[1] / 'perf' / 'train_windows.py'
-    tiny = [a for kv in ('hidden_size=32', 'layers=2', 'heads=2', 'intermediate_size=64', 'batch_size=2', 'micro_batch=2', 'pad_to=1', 'dtype=float32') for a in ('--set', kv)]
-    r = subprocess.run([sys.executable, str(script), '--preset', 'quick', '--steps', '4', '--window', '2', *tiny], capture_output=True, text=True, timeout=600)
+    tiny = _tiny('batch_size=2', 'micro_batch=2', 'pad_to=1', 'dtype=float32')
+    r = _perf('train_windows.py', '--preset', 'quick', '--steps', '4', '--window', '2', *tiny)
     assert r.returncode == 0, r.stderr[-2000:]
     assert 'float32, pad_to 1, batch 2 in passes of 2' in r.stdout
     assert [l.split(':')[0] for l in r.stdout.splitlines() if l.startswith('steps ')] == ['steps 0-2', 'steps 2-4']
-    r = subprocess.run([sys.executable, str(script), '--preset', 'quick', '--steps', '2', *tiny, '--set', 'workers=2'], capture_output=True, text=True, timeout=600)
+    r = _perf('train_windows.py', '--preset', 'quick', '--steps', '2', *tiny, '--set', 'workers=2')
     assert r.returncode == 2 and 'workers must be 1, not 2' in r.stderr and 'steps 0-' not in r.stdout  # one process: refused before any step
 
 def test_train_packing_packs_rows_whose_examples_see_only_themselves():
     "`perf/train_packing.py`: with Llama (no convolutions) the packed rows' loss is the padded passes' loss to rounding, so the speed it compares is of the same sums."
-    from pathlib import Path
-    script = Path(__file__).resolve().parents[1] / 'perf' / 'train_packing.py'
-    tiny = [a for kv in ('hidden_size=32', 'layers=2', 'heads=2', 'intermediate_size=64', 'batch_size=4', 'micro_batch=2', 'arch=llama', 'dtype=float32') for a in ('--set', kv)]
-    r = subprocess.run([sys.executable, str(script), '--preset', 'quick', '--steps', '2', '--repeats', '1', *tiny], capture_output=True, text=True, timeout=600)
+    r = _perf('train_packing.py', '--preset', 'quick', '--steps', '2', '--repeats', '1',
+              *_tiny('batch_size=4', 'micro_batch=2', 'arch=llama', 'dtype=float32'))
     assert r.returncode == 0, r.stderr[-2000:]
     losses = {l.split(': ')[1].split()[0]: float(l.split('mean loss ')[1].rstrip(')')) for l in r.stdout.splitlines() if 'mean loss' in l}
     assert set(losses) == {'padded', 'packed'} and abs(losses['packed'] - losses['padded']) < 1e-5, r.stdout
     assert 'packed rows of 2048 read' in r.stdout and 'packed / padded time:' in r.stdout
 
-def test_first_fit_fills_rows_in_order_of_length():
-    import importlib.util
-    from pathlib import Path
-    spec = importlib.util.spec_from_file_location('train_packing', Path(__file__).resolve().parents[1] / 'perf' / 'train_packing.py')
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'perf'))
-    try: mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
-    finally: sys.path.remove(str(Path(__file__).resolve().parents[1] / 'perf'))
+def test_first_fit_fills_rows_in_order_of_length(monkeypatch):
+    import importlib
+    monkeypatch.syspath_prepend(str(PERF))   # the script imports train_speed beside it
+    mod = importlib.import_module('train_packing')
     ex = lambda n: ([7] * n, [-100] * n)
     rows = mod.first_fit([ex(3), ex(6), ex(5), ex(2)], 8)   # longest first: 6, 5, 3, 2
     assert [[len(x) for x, _ in row] for row in rows] == [[6, 2], [5, 3]]
