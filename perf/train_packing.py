@@ -47,11 +47,11 @@ def padded_pass(model, cfg, batch, pad_id) -> float:
 
 def packed_pass(model, cfg, batch, pad_id, row: int) -> float:
     import torch
-    total = 0.0
+    total, learned = 0.0, sum(_learned(ex) for ex in batch)
     for part in first_fit(batch, row):
         ids, labels, pos = packed_row(part, row, pad_id)
-        with torch.autocast('cpu', dtype=torch.bfloat16, enabled=cfg.dtype == 'bfloat16'):
-            loss = model(input_ids=ids, labels=labels, position_ids=pos, use_cache=False).loss.float() * (sum(_learned(ex) for ex in part) / sum(_learned(ex) for ex in batch))
+        with torch.autocast('cpu', dtype=torch.bfloat16, enabled=cfg.dtype == 'bfloat16'):  # each row weighted by its share of the learned tokens, as a pass is
+            loss = model(input_ids=ids, labels=labels, position_ids=pos, use_cache=False).loss.float() * (sum(_learned(ex) for ex in part) / learned)
         loss.backward(); total += loss.item()
     return total
 

@@ -11,8 +11,8 @@ import argparse, hashlib, json, os, platform, subprocess, sys, time
 def job(name: str, workers: int, a):
     if name == 'L0 base':
         from l0kit.l0.dataset import build_dataset, get_preset
-        d = get_preset('base').to_dict()
-        cfg = get_preset('base').from_dict({**d, 'splits': [{**s, 'count': a.l0_limit} for s in d['splits']]})
+        base = get_preset('base'); d = base.to_dict()
+        cfg = base.from_dict({**d, 'splits': [{**s, 'count': a.l0_limit} for s in d['splits']]})
         return build_dataset(cfg, seed=0, workers=workers)[0]
     if name == 'ProcBench':
         from l0kit.procbench.dataset import generate_dataset
@@ -28,9 +28,7 @@ def run_one(name: str, method: str, a):
     print(json.dumps([t, hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()]))
 
 def fresh(name: str, method: str, a) -> tuple:
-    args = [sys.executable, __file__, '--run', name, method, '--workers', str(a.workers), '--l0-limit', str(a.l0_limit),
-            '--sx-limit', str(a.sx_limit)] + (['--procbench-limit', str(a.procbench_limit)] if a.procbench_limit else [])
-    r = subprocess.run(args, capture_output=True, text=True, check=True)
+    r = subprocess.run([sys.executable, __file__, *sys.argv[1:], '--run', name, method], capture_output=True, text=True, check=True)  # the same options
     return tuple(json.loads(r.stdout.splitlines()[-1]))
 
 def main():

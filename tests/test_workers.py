@@ -1,5 +1,6 @@
 """Worker processes of the generators: no fork where another thread may hold a lock, and a dead worker is an error, not a wait."""
 import json, os, subprocess, sys, textwrap, threading
+from pathlib import Path
 import pytest
 import l0kit.l0.dataset as l0data
 from l0kit.cli.main import main
@@ -15,8 +16,6 @@ def _script(tmp_path, body: str) -> str:
 def _run(script: str, timeout: int = 60):
     try: return subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired: pytest.fail(f"{script} did not end within {timeout} s: its workers wait without end")
-
-def _items_json(items) -> str: return json.dumps(items, sort_keys=True)
 
 @pytest.mark.skipif(not LINUX, reason='fork is the question only on Linux, the one platform the kit forks on')
 def test_a_lock_held_by_another_thread_when_the_pool_starts_does_not_hang_its_workers(tmp_path):
@@ -41,7 +40,7 @@ def test_a_lock_held_by_another_thread_when_the_pool_starts_does_not_hang_its_wo
     r = _run(script)
     assert r.returncode == 0, r.stderr
     expected, _ = l0data.build_dataset(l0data.get_preset('small'), seed=0, workers=1)
-    assert r.stdout.strip() == _items_json(expected)
+    assert r.stdout.strip() == json.dumps(expected, sort_keys=True)
     assert [len(v) for v in expected.values()] == [8, 4]  # the preset's splits, so the comparison is of something
 
 @pytest.mark.skipif(not LINUX, reason='fork is the question only on Linux')
@@ -97,11 +96,11 @@ def test_a_worker_killed_in_generate_is_one_line_of_the_command_not_a_wait(tmp_p
     assert rc == 2 and len(err) == 1
     assert err[0].startswith('l0kit generate: error: a worker process died')
 
-def test_the_start_methods_benchmark_runs_and_checks_its_data(tmp_path):
+def test_the_start_methods_benchmark_runs_and_checks_its_data():
     "`perf/workers_start.py` at a small size: each generator each way, in fresh processes, the same data."
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    r = subprocess.run([sys.executable, 'perf/workers_start.py', '--l0-limit', '2', '--procbench-limit', '2', '--sx-limit', '2',
-                        '--repeats', '1'], capture_output=True, text=True, timeout=300, cwd=root)
+    script = Path(__file__).resolve().parents[1] / 'perf' / 'workers_start.py'
+    r = subprocess.run([sys.executable, str(script), '--l0-limit', '2', '--procbench-limit', '2', '--sx-limit', '2', '--repeats', '1'],
+                       capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     rows = [line for line in r.stdout.splitlines() if 'the same data each way' in line]
     assert [row.split()[0] for row in rows] == ['L0', 'ProcBench', 'SX'] and 'load after' in r.stdout
